@@ -1,0 +1,18 @@
+"""The `slack:` section of config.yaml."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SlackSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL")
+    streaming: bool = Field(True, description="stream turns by chat.update; off posts whole turns")
+    edit_interval: float = Field(1.0, ge=0.0, description="minimum seconds between updates of one message")
+    http_port: int = Field(3000, ge=1, le=65535, description="port for HTTP mode (no SLACK_APP_TOKEN)")
+    starter_users: list[str] = Field(
+        default_factory=list, description="user ids allowed to start and stop debates; empty means anyone"
+    )
+    starter_groups: list[str] = Field(default_factory=list, description="user-group ids allowed likewise")

@@ -1,0 +1,1 @@
+"""Entry point, CLI, config and wiring."""

@@ -1,0 +1,283 @@
+"""`rostra`: the command line. Bad input prints one clear line and exits 2."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from core.spec import EXAMPLE_TOPIC
+
+EXIT_USAGE = 2
+DEMO_DURATION = 60
+DEMO_LATENCY = 0.25
+DEMO_HUMAN_WINDOW = 15
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"rostra: {message} (see `{self.prog} --help`)\n")
+
+
+def _positive(name: str, low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, not {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{name} must be between {low} and {high} (got {value})")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="rostra",
+        description="Debates between AI personas in Discord, Slack and the terminal.",
+    )
+    parser.add_argument("--config", help="path to config.yaml (default: $ROSTRA_CONFIG or ./config.yaml)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    demo = sub.add_parser(
+        "demo",
+        help="watch a debate in the terminal (offline rehearsal when no API key is set)",
+        description="Run a debate in the terminal. Without ANTHROPIC_API_KEY it runs the offline"
+        " scripted rehearsal.",
+    )
+    demo.add_argument(
+        "topic", nargs="?", default=EXAMPLE_TOPIC, help=f'the motion (default: "{EXAMPLE_TOPIC}")'
+    )
+    demo.add_argument("--format", default="arena", help="debate format (default: arena)")
+    demo.add_argument(
+        "--duration",
+        type=_positive("--duration", 30, 7200),
+        help=f"seconds of debate time (default: {DEMO_DURATION})",
+    )
+    demo.add_argument(
+        "--exchanges",
+        type=_positive("--exchanges", 1, 10),
+        help="exchanges before each vote (default: from config)",
+    )
+    demo.add_argument(
+        "--model", help="model for every role: scripted, anthropic:<model-id>, provider:model-id"
+    )
+    demo.add_argument("--script", metavar="FILE", help="YAML script of replies (implies the scripted model)")
+    demo.add_argument("--seed", type=int, help="seed for speaker choices and rehearsal votes")
+    demo.add_argument("--fast", action="store_true", help="no pacing: run on a virtual clock")
+
+    sub.add_parser("personas", help="show the cast from config")
+
+    debates = sub.add_parser("debates", help="list recent debates")
+    debates.add_argument("--limit", type=_positive("--limit", 1, 1000), default=20)
+
+    transcript = sub.add_parser("transcript", help="print a stored debate as Markdown (or JSON Lines)")
+    transcript.add_argument("debate_id", metavar="ID")
+    transcript.add_argument("--json", action="store_true", help="the full event log as JSON Lines")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "demo": _demo,
+        "personas": _personas,
+        "debates": _debates,
+        "transcript": _transcript,
+    }
+    try:
+        return handlers[args.command](args)
+    except UsageError as exc:
+        print(f"rostra: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+
+def _load(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Any:
+    from bot.config import ConfigError, load_config
+
+    try:
+        return load_config(args.config, overrides=overrides)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _setup_logging(config: Any, level: str | None = None) -> None:
+    from bot.config import load_secrets
+    from bot.logging import setup_logging
+
+    setup_logging(level or config.logging.level, secrets=load_secrets().values())
+
+
+# --- demo ------------------------------------------------------------------------------------------
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from rich.text import Text
+
+    from adapters.console import PipeSafeConsole
+    from bot.config import load_secrets
+    from core.errors import DebateError
+    from core.llm.registry import parse_model_string
+    from core.spec import DebateSpec
+
+    console = PipeSafeConsole(highlight=False)
+    secrets = load_secrets()
+    model: dict[str, Any] = {"latency": DEMO_LATENCY}
+    mode_line: str | None = None
+    if args.script:
+        model.update(script=args.script)
+        mode_line = f"Scripted rehearsal from {args.script}."
+    elif args.model:
+        model.update(default=args.model, roles={})
+    config = _load(args, {"model": model})
+    if not args.script and not args.model:
+        needs_key = any(
+            parse_model_string(config.model.model_for(role)).provider == "anthropic"
+            for role in ("proposition", "opposition", "observer", "moderator")
+        )
+        if needs_key and secrets.anthropic_api_key is None:
+            config = _load(args, {"model": {**model, "default": "scripted", "roles": {}}})
+            mode_line = (
+                "No ANTHROPIC_API_KEY is set, so this is the offline scripted rehearsal: placeholder"
+                " lines and seeded votes, no network. Set the key to hear Claude."
+            )
+    _setup_logging(config, "WARNING")
+
+    interactive = sys.stdin.isatty() and not args.fast
+    options: dict[str, Any] = {
+        "duration": args.duration or DEMO_DURATION,
+        "humans": "tiebreak" if interactive else "off",
+        "human_window": DEMO_HUMAN_WINDOW,
+    }
+    if args.exchanges:
+        options["exchanges_per_round"] = args.exchanges
+    spec = DebateSpec(format=args.format, topic=args.topic, options=options)
+
+    from bot.runtime import Runtime
+    from core.clock import FakeClock, RealClock
+
+    try:
+        runtime = Runtime(config, clock=FakeClock() if args.fast else RealClock(), secrets=secrets)
+        prepared = runtime.prepare(spec)
+    except DebateError as exc:
+        raise UsageError(str(exc)) from None
+    if mode_line:
+        console.print(Text(mode_line, style="yellow"))
+    return asyncio.run(_run_demo(runtime, prepared.spec, console, interactive, args.seed))
+
+
+async def _run_demo(runtime: Any, spec: Any, console: Any, interactive: bool, seed: int | None) -> int:
+    from rich.text import Text
+
+    from adapters.console import ConsoleSink
+
+    sink = ConsoleSink(console, interactive=interactive)
+    async with runtime as rt:
+        handle = await rt.start_debate(spec, sink, seed=seed)
+        sink.attach(handle)
+        try:
+            result = await handle.wait()
+        except asyncio.CancelledError:
+            console.print(Text(f"\nInterrupted. Debate {handle.debate_id} is saved.", style="yellow"))
+            raise
+        finally:
+            await sink.aclose()
+    console.print(
+        Text(f"\nSaved as debate {result.debate_id}: rostra transcript {result.debate_id}", style="dim")
+    )
+    return 1 if result.reason == "failed" else 0
+
+
+# --- store commands --------------------------------------------------------------------------------
+
+
+def _personas(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    config = _load(args)
+    arena = config.formats.arena
+    seats = {pid: "proposition pool" for pid in arena.pool}
+    seats[arena.opposition] = "opposition"
+    seats[arena.moderator] = "moderator"
+    table = Table(title="The cast", show_lines=True)
+    table.add_column("", justify="center")
+    table.add_column("Persona")
+    table.add_column("Arena seat")
+    table.add_column("Voice and habits")
+    for pid, p in config.personas.items():
+        table.add_row(
+            p.emoji,
+            f"[bold {p.color}]{p.name}[/]\n[dim]{pid}[/]",
+            seats.get(pid, "—"),
+            f"{p.voice}\n[dim]{p.habits}[/]",
+        )
+    Console().print(table)
+    return 0
+
+
+def _debates(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    config = _load(args)
+    records = asyncio.run(_with_store(config, lambda store: store.list_debates(args.limit)))
+    console = Console()
+    if not records:
+        console.print("No debates yet. Try: rostra demo")
+        return 0
+    table = Table(title="Recent debates")
+    for column in ("ID", "Status", "Format", "Where", "Started (UTC)", "Topic"):
+        table.add_column(column)
+    for r in records:
+        where = r.binding.platform + (f" #{r.binding.channel}" if r.binding.channel else "")
+        table.add_row(r.id, r.status, r.format, where, f"{r.created_at:%Y-%m-%d %H:%M}", r.topic)
+    console.print(table)
+    return 0
+
+
+def _transcript(args: argparse.Namespace) -> int:
+    from core.transcript import to_json_lines, to_markdown
+
+    config = _load(args)
+
+    async def fetch(store: Any) -> tuple[Any, Any]:
+        return await store.get_debate(args.debate_id), await store.events(args.debate_id)
+
+    record, events = asyncio.run(_with_store(config, fetch))
+    if record is None:
+        raise UsageError(f"No debate with ID {args.debate_id!r}; `rostra debates` lists them.")
+    sys.stdout.write(to_json_lines(events) if args.json else to_markdown(record, events))
+    return 0
+
+
+async def _with_store(config: Any, action: Callable[[Any], Any]) -> Any:
+    from core.errors import StoreError
+    from core.storage.sqlite import open_store
+
+    try:
+        store = await open_store(config.storage.url)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        return await action(store)
+    finally:
+        await store.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

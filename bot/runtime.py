@@ -1,0 +1,104 @@
+"""The one place that builds everything: store, models, manager; `async with Runtime(config)`."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from bot.config import Config, Secrets, load_secrets
+from core.admission import Admission
+from core.clock import Clock, RealClock
+from core.llm.registry import ModelRegistry
+from core.llm.scripted import Script
+from core.manager import DebateManager, PreparedDebate, prepare_debate
+from core.models import Persona
+from core.ports import Binding, EventSink
+from core.session import DebateHandle
+from core.settings import CoreSettings
+from core.spec import DebateSpec
+from core.storage.sqlite import SQLiteStore, open_store
+
+
+class Runtime:
+    """Owns the store, the model registry and the debate manager for one process."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        clock: Clock | None = None,
+        secrets: Secrets | None = None,
+        script: Script | None = None,
+    ) -> None:
+        self.config = config
+        self.core: CoreSettings = config.core()
+        self.clock: Clock = clock or RealClock()
+        self.secrets = secrets if secrets is not None else load_secrets()
+        key = self.secrets.anthropic_api_key
+        self.models = ModelRegistry(
+            self.core.model,
+            clock=self.clock,
+            anthropic_api_key=key.get_secret_value() if key is not None else None,
+            script=script,
+        )
+        self._store: SQLiteStore | None = None
+        self._manager: DebateManager | None = None
+        self._admission: Admission | None = None
+
+    async def __aenter__(self) -> Runtime:
+        self._store = await open_store(self.config.storage.url)
+        self._manager = DebateManager(
+            settings=self.core, store=self._store, models=self.models, clock=self.clock
+        )
+        self._admission = Admission(self._manager, self.clock, self.core.limits)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._manager is not None:
+            await self._manager.aclose()
+        if self._store is not None:
+            await self._store.close()
+            self._store = None
+
+    @property
+    def store(self) -> SQLiteStore:
+        if self._store is None:
+            raise RuntimeError("the runtime is not open: use `async with Runtime(config) as rt`")
+        return self._store
+
+    @property
+    def manager(self) -> DebateManager:
+        if self._manager is None:
+            raise RuntimeError("the runtime is not open: use `async with Runtime(config) as rt`")
+        return self._manager
+
+    @property
+    def admission(self) -> Admission:
+        if self._admission is None:
+            raise RuntimeError("the runtime is not open: use `async with Runtime(config) as rt`")
+        return self._admission
+
+    @property
+    def personas(self) -> dict[str, Persona]:
+        return self.core.personas
+
+    def prepare(self, spec: DebateSpec) -> PreparedDebate:
+        """Check a request (topic, format, options, models) without starting anything.
+
+        Works before the runtime is opened, so a bad request never touches the store.
+        """
+        return prepare_debate(spec, self.core, self.models)
+
+    async def start_debate(
+        self,
+        spec: DebateSpec,
+        sink: EventSink,
+        *,
+        binding: Binding | None = None,
+        seed: int | None = None,
+    ) -> DebateHandle:
+        return await self.manager.start(spec, sink, binding=binding, seed=seed)

@@ -1,0 +1,48 @@
+"""Errors the core raises.
+
+DebateError
+ ├── SpecError            a debate request is invalid (the message is shown to the person as is)
+ ├── ModelConfigError     a model string cannot be used (unknown provider, missing package or key)
+ ├── ModelCallError       one model call failed (the engine retries or falls back)
+ ├── StoreError           the event log refused a write
+ ├── AdmissionError       a start was refused by policy (cooldown, one per channel, caps)
+ └── BallotError          a human vote was refused
+      ├── BallotClosedError   no human window is open for that vote
+      └── InvalidChoiceError  the choice is not one of the ballot's options
+"""
+
+
+class DebateError(Exception):
+    """Root of every error the core raises."""
+
+
+class SpecError(DebateError):
+    """The debate request is invalid; `str(error)` is a message for the person who sent it."""
+
+
+class ModelConfigError(DebateError):
+    """A configured model cannot be used."""
+
+
+class ModelCallError(DebateError):
+    """A single model call failed."""
+
+
+class StoreError(DebateError):
+    """The store refused a write."""
+
+
+class AdmissionError(DebateError):
+    """A debate start was refused by policy."""
+
+
+class BallotError(DebateError):
+    """A human vote was refused."""
+
+
+class BallotClosedError(BallotError):
+    """No human window is open for that vote."""
+
+
+class InvalidChoiceError(BallotError):
+    """The choice is not one of the ballot's options."""

@@ -1,0 +1,1 @@
+"""Model access: agno agents, the scripted provider, the registry."""

@@ -1,0 +1,210 @@
+"""Turns model strings from config into agno models and per-debate persona agents.
+
+`scripted` → the offline ScriptedModel; `anthropic:<id>` → agno's Claude (prompt caching on the
+stable system prompt); any other agno `provider:model-id` → that provider's class, or a clear
+error naming the package to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# agno configures its own console logger at import unless one exists; we report model errors
+# ourselves, so keep agno quiet unless someone has configured it on purpose.
+_agno_log = logging.getLogger("agno")
+if _agno_log.level == logging.NOTSET:
+    _agno_log.setLevel(logging.CRITICAL)
+
+from agno.agent import Agent  # noqa: E402
+from agno.models.base import Model  # noqa: E402
+from agno.models.utils import MODEL_PROVIDER_CLASSES  # noqa: E402
+
+from core.clock import Clock  # noqa: E402
+from core.errors import ModelConfigError  # noqa: E402
+from core.llm.agents import PersonaAgent  # noqa: E402
+from core.llm.scripted import Script, ScriptedModel  # noqa: E402
+from core.models import Persona  # noqa: E402
+from core.settings import ModelSettings  # noqa: E402
+
+CallKind = Literal["turn", "vote", "summary"]
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    provider: str
+    model_id: str
+
+    @property
+    def is_scripted(self) -> bool:
+        return self.provider == "scripted"
+
+    def __str__(self) -> str:
+        return "scripted" if self.is_scripted else f"{self.provider}:{self.model_id}"
+
+
+def parse_model_string(value: str) -> ModelChoice:
+    text = value.strip()
+    if text.lower() in {"scripted", "scripted:"} or text.lower().startswith("scripted:"):
+        return ModelChoice("scripted", "scripted")
+    provider, sep, model_id = text.partition(":")
+    provider, model_id = provider.strip().lower(), model_id.strip()
+    if not sep or not provider or not model_id:
+        raise ModelConfigError(
+            f"Unknown model {value!r}: use scripted, anthropic:<model-id>, or provider:model-id"
+        )
+    if provider not in MODEL_PROVIDER_CLASSES:
+        raise ModelConfigError(
+            f"Unknown model provider {provider!r} in {value!r}: use scripted, anthropic:<model-id>,"
+            " or an agno provider such as openai, google, groq, ollama"
+        )
+    return ModelChoice(provider, model_id)
+
+
+def _install_hint(exc: ImportError) -> str:
+    """agno's own ImportErrors name the pip command; otherwise use the missing module's name."""
+    found = re.search(r"pip install ([\w\-\[\]\.=<>]+)", str(exc))
+    if found:
+        return f"pip install {found.group(1)}"
+    name = exc.name or getattr(exc.__context__, "name", None)
+    return f"pip install {name.split('.')[0]}" if name else str(exc)
+
+
+class ModelRegistry:
+    """Builds models from config. One per runtime; `for_debate` gives each debate its own agents."""
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        clock: Clock,
+        anthropic_api_key: str | None = None,
+        script: Script | None = None,
+    ) -> None:
+        self.settings = settings
+        self._clock = clock
+        self._anthropic_key = anthropic_api_key
+        self._script = script
+        if script is None and settings.script:
+            self._script = Script.load(settings.script)
+
+    @property
+    def has_anthropic_key(self) -> bool:
+        return bool(self._anthropic_key)
+
+    def check(self, value: str) -> ModelChoice:
+        """Validate a model string now (provider known, package installed, key present)."""
+        choice = parse_model_string(value)
+        if choice.is_scripted:
+            return choice
+        if choice.provider == "anthropic" and not self._anthropic_key:
+            raise ModelConfigError(
+                f"Model {value!r} needs ANTHROPIC_API_KEY in the environment"
+                " (or use --model scripted for the offline rehearsal)"
+            )
+        module_path, class_name = MODEL_PROVIDER_CLASSES[choice.provider]
+        try:
+            module = importlib.import_module(module_path)
+            getattr(module, class_name)
+        except ImportError as exc:
+            hint = _install_hint(exc)
+            raise ModelConfigError(f"Model {value!r} needs a package that is not installed: {hint}") from None
+        return choice
+
+    def check_roles(self, roles: list[str]) -> None:
+        for role in roles:
+            self.check(self.settings.model_for(role))
+
+    def for_debate(self, *, seed: int, topic: str) -> DebateModels:
+        script = self._script.copy() if self._script is not None else None
+        return DebateModels(self, script=script, seed=seed, topic=topic)
+
+    def build_model(
+        self,
+        choice: ModelChoice,
+        *,
+        persona: Persona,
+        role: str,
+        kind: CallKind,
+        script: Script | None,
+        seed: int,
+        topic: str,
+    ) -> Model:
+        s = self.settings
+        max_tokens = s.max_tokens.get(kind, 600)
+        temperature = s.temperature_for(role)
+        if choice.is_scripted:
+            return ScriptedModel(
+                persona_id=persona.id,
+                persona_name=persona.name,
+                role=role,
+                topic=topic,
+                script=script,
+                seed=seed,
+                latency=s.latency,
+                clock=self._clock,
+            )
+        if choice.provider == "anthropic":
+            from agno.models.anthropic import Claude
+
+            params: dict[str, Any] = {}
+            if s.anthropic_base_url:
+                params["base_url"] = s.anthropic_base_url
+            return Claude(
+                id=choice.model_id,
+                api_key=self._anthropic_key,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                cache_system_prompt=True,
+                client_params=params or None,
+            )
+        module_path, class_name = MODEL_PROVIDER_CLASSES[choice.provider]
+        cls = getattr(importlib.import_module(module_path), class_name)
+        model: Model = cls(id=choice.model_id)
+        if temperature is not None and hasattr(model, "temperature"):
+            model.temperature = temperature
+        if hasattr(model, "max_tokens"):
+            model.max_tokens = max_tokens
+        return model
+
+
+class DebateModels:
+    """The agents of one debate: one per (persona, role, call kind), script cursors shared."""
+
+    def __init__(self, registry: ModelRegistry, *, script: Script | None, seed: int, topic: str) -> None:
+        self._registry = registry
+        self.script = script
+        self.seed = seed
+        self.topic = topic
+        self._agents: dict[tuple[str, str, CallKind], PersonaAgent] = {}
+
+    def agent(self, persona: Persona, role: str, kind: CallKind, system_prompt: str) -> PersonaAgent:
+        key = (persona.id, role, kind)
+        found = self._agents.get(key)
+        if found is not None:
+            return found
+        settings = self._registry.settings
+        choice = parse_model_string(settings.model_for(role))
+        model = self._registry.build_model(
+            choice,
+            persona=persona,
+            role=role,
+            kind=kind,
+            script=self.script,
+            seed=self.seed,
+            topic=self.topic,
+        )
+        agent = Agent(
+            name=persona.name,
+            model=model,
+            system_message=system_prompt,
+            telemetry=False,
+            resolve_in_context=False,
+            markdown=False,
+        )
+        made = PersonaAgent(agent, label=f"{persona.name} ({role})", timeout=settings.call_timeout)
+        self._agents[key] = made
+        return made

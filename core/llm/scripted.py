@@ -1,0 +1,301 @@
+"""The `scripted` provider: a real agno Model that replies from a script or with seeded placeholders.
+
+It is the offline rehearsal mode and the test double. A script (YAML) maps a role name or
+`persona:<id>` to a list of replies; the more specific key wins. Each list is consumed in order and
+its last entry repeats. A role's list is shared by every persona in that role, in call order.
+
+A reply is one of:
+- a string: a spoken turn (or, for a structured call, raw text that will probably not parse);
+- a mapping: a structured reply (an arena vote is `{vote: keep|replace, reason: ...}`);
+- `{say: "text", delay: 2.5}`: a spoken turn with extra latency (seconds, on the debate's clock);
+- `{error: "message"}`: the call fails with that message.
+
+Without a matching script entry it writes deterministic, clearly labelled placeholder text and
+seeded structured replies, generated from the requested JSON schema.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from agno.metrics import MessageMetrics
+from agno.models.base import Model
+from agno.models.message import Message
+from agno.models.response import ModelResponse
+from pydantic import BaseModel
+
+from core.clock import Clock, RealClock
+from core.errors import ModelConfigError
+
+ScriptItem = str | dict[str, Any]
+
+_CONTROL_KEYS = {"error", "delay", "say"}
+
+
+class ScriptedFailure(RuntimeError):
+    """A failure the script asked for."""
+
+
+class Script:
+    """Replies by key, with one shared cursor per key (per debate)."""
+
+    def __init__(self, entries: Mapping[str, list[ScriptItem]] | None = None) -> None:
+        self.entries: dict[str, list[ScriptItem]] = {k: list(v) for k, v in (entries or {}).items()}
+        self.cursors: dict[str, int] = {}
+
+    @classmethod
+    def load(cls, path: str | Path) -> Script:
+        p = Path(path).expanduser()
+        try:
+            raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ModelConfigError(f"Script file not found: {p}") from None
+        except yaml.YAMLError as exc:
+            raise ModelConfigError(f"Script file {p} is not valid YAML: {exc}") from None
+        return cls.parse(raw, source=str(p))
+
+    @classmethod
+    def parse(cls, raw: Any, *, source: str = "script") -> Script:
+        if raw is None:
+            return cls()
+        if not isinstance(raw, dict):
+            raise ModelConfigError(f"{source}: a script maps roles or persona:<id> to lists of replies")
+        entries: dict[str, list[ScriptItem]] = {}
+        for key, value in raw.items():
+            items = value if isinstance(value, list) else [value]
+            if not items:
+                raise ModelConfigError(f"{source}: {key!r} has an empty list of replies")
+            for item in items:
+                if not isinstance(item, str | dict):
+                    raise ModelConfigError(
+                        f"{source}: replies under {key!r} must be text or mappings, not {item!r}"
+                    )
+            entries[str(key)] = items
+        return cls(entries)
+
+    def copy(self) -> Script:
+        """A fresh cursor set over the same replies (one per debate)."""
+        return Script(self.entries)
+
+    def key_for(self, persona_id: str, role: str) -> str | None:
+        specific = f"persona:{persona_id}"
+        if specific in self.entries:
+            return specific
+        if role in self.entries:
+            return role
+        return None
+
+    def next(self, persona_id: str, role: str) -> ScriptItem | None:
+        key = self.key_for(persona_id, role)
+        if key is None:
+            return None
+        items = self.entries[key]
+        i = self.cursors.get(key, 0)
+        self.cursors[key] = i + 1
+        return items[min(i, len(items) - 1)]
+
+
+# Placeholder text for rehearsals. Labelled so nobody mistakes it for a model's argument.
+_OPENERS = [
+    "Let me be direct.",
+    "Two points.",
+    "Consider this.",
+    "Here is what matters.",
+    "I'll answer that head on.",
+    "Look closer.",
+    "Start with the facts.",
+    "Fair question.",
+]
+_FOR = [
+    "The strongest case for “{topic}” is practical: the benefits land first where people need them.",
+    "My opponent asks for certainty before change; no policy ever cleared that bar, the status quo included.",
+    "Places that tried it did not collapse, and the complaints faded within a year.",
+    "If the answer is no, I want to hear the alternative plan and the date it starts.",
+    "We can adjust a reform as we go; we cannot get back the years spent waiting.",
+    "The costs of doing nothing are real, they are just spread thin enough to ignore.",
+    "Ask who carries the burden today: rarely the people defending the way things are.",
+    "A clear rule is easier to live with than a thousand exceptions negotiated case by case.",
+]
+_AGAINST = [
+    "Good intentions are not a plan: “{topic}” sounds simple until you ask who pays.",
+    "The proposition cites success stories and skips the places that quietly reversed course.",
+    "Blanket answers fail the people at the margins, the ones with the fewest alternatives.",
+    "There is a cheaper, reversible path that gets most of the benefit without the damage.",
+    "Every argument so far assumes compliance; people route around rules that ignore their lives.",
+    "Change this large needs consent, and consent is built step by step, not declared.",
+    "The numbers offered are averages; nobody lives an average life.",
+    "Before we commit, show me the evidence that survives a hostile reading.",
+]
+_NEUTRAL = [
+    "On “{topic}”, the honest answer weighs cost against fairness.",
+    "The evidence points both ways; the question is which risk we would rather carry.",
+    "A workable answer starts small, measures, and expands what works.",
+    "Both sides agree on the goal; they disagree about the speed and who bears the cost.",
+    "The strongest version of each position deserves a hearing before any verdict.",
+    "What would change my mind is data from a comparable place, not another anecdote.",
+]
+_SUMMARY = [
+    "The proposition pressed on cost and precedent; the opposition answered with fairness and reversibility.",
+    "The floor changed hands when the observers wanted sharper answers, and the exchanges grew tighter.",
+    "Neither side fully answered the other's best point, which is where the next debate should start.",
+    "Takeaway: the motion is less about whether than about how fast and for whom.",
+]
+_REASONS = [
+    "The last answer engaged the opposition's point directly.",
+    "The argument drifted and left the strongest objection standing.",
+    "Clear, concrete and on topic.",
+    "Repeated an earlier point without adding anything new.",
+    "A fresh angle would serve the motion better now.",
+    "Held the line under pressure.",
+]
+_FOR_ROLES = {"proposition", "proposer", "for"}
+_AGAINST_ROLES = {"opposition", "critic", "against"}
+_SUMMARY_ROLES = {"moderator", "synthesiser", "judge"}
+
+
+def placeholder_text(rng: random.Random, *, name: str, role: str, topic: str) -> str:
+    if role in _SUMMARY_ROLES:
+        body = " ".join(_SUMMARY)
+        return f"[rehearsal] {name}'s summary. {body}"
+    bank = _FOR if role in _FOR_ROLES else _AGAINST if role in _AGAINST_ROLES else _NEUTRAL
+    first, second = rng.sample(bank, 2)
+    body = f"{rng.choice(_OPENERS)} {first} {second}".replace("{topic}", topic or "the motion")
+    return f"[rehearsal] {body}"
+
+
+def placeholder_structured(rng: random.Random, schema: dict[str, Any]) -> dict[str, Any]:
+    """A valid instance of a (simple) JSON schema: enums chosen by the seeded RNG."""
+    defs = schema.get("$defs", {})
+
+    def value(prop: dict[str, Any], name: str) -> Any:
+        if "$ref" in prop:
+            return value(defs[prop["$ref"].split("/")[-1]], name)
+        if "enum" in prop:
+            return rng.choice(prop["enum"])
+        if "const" in prop:
+            return prop["const"]
+        if "anyOf" in prop:
+            options = [p for p in prop["anyOf"] if p.get("type") != "null"]
+            return value(options[0], name) if options else None
+        kind = prop.get("type")
+        if kind == "string":
+            if "reason" in name:
+                return f"[rehearsal] {rng.choice(_REASONS)}"
+            return f"[rehearsal] {name}"
+        if kind == "integer":
+            return int(prop.get("minimum", 0))
+        if kind == "number":
+            return float(prop.get("minimum", 0))
+        if kind == "boolean":
+            return rng.random() < 0.5
+        if kind == "array":
+            return []
+        if kind == "object":
+            return {k: value(v, k) for k, v in prop.get("properties", {}).items()}
+        return None
+
+    return {k: value(v, k) for k, v in schema.get("properties", {}).items()}
+
+
+def _chunks(text: str, words_per_chunk: int = 3) -> list[str]:
+    words = text.split(" ")
+    return [
+        " ".join(words[i : i + words_per_chunk]) + (" " if i + words_per_chunk < len(words) else "")
+        for i in range(0, len(words), words_per_chunk)
+    ] or [""]
+
+
+def _schema_of(response_format: Any) -> dict[str, Any] | None:
+    if response_format is None:
+        return None
+    if isinstance(response_format, type) and issubclass(response_format, BaseModel):
+        return response_format.model_json_schema()
+    if isinstance(response_format, dict):
+        inner = response_format.get("json_schema", {}).get("schema")
+        if isinstance(inner, dict):
+            return inner
+        return {}
+    return {}
+
+
+@dataclass
+class ScriptedModel(Model):
+    """Replies for one persona in one role. Latency is spent on the debate's clock."""
+
+    id: str = "scripted"
+    name: str = "Scripted"
+    provider: str = "Scripted"
+    supports_native_structured_outputs: bool = True
+    persona_id: str = "persona"
+    persona_name: str = "Persona"
+    role: str = "speaker"
+    topic: str = ""
+    script: Script | None = None
+    seed: int = 0
+    latency: float = 0.0
+    clock: Clock = field(default_factory=RealClock)
+    calls: list[list[Message]] = field(default_factory=list)
+
+    def _next_reply(self, messages: list[Message], response_format: Any) -> tuple[str, float]:
+        self.calls.append(list(messages))
+        n = len(self.calls)
+        rng = random.Random(f"{self.seed}|{self.persona_id}|{self.role}|{n}")
+        item = self.script.next(self.persona_id, self.role) if self.script is not None else None
+        schema = _schema_of(response_format)
+        delay = 0.0
+        if isinstance(item, dict):
+            if "error" in item:
+                raise ScriptedFailure(str(item["error"]))
+            delay = float(item.get("delay", 0.0))
+            if "say" in item:
+                return str(item["say"]), delay
+            data = {k: v for k, v in item.items() if k not in _CONTROL_KEYS}
+            return json.dumps(data), delay
+        if isinstance(item, str):
+            return item, delay
+        if schema is not None:
+            return json.dumps(placeholder_structured(rng, schema)), delay
+        return placeholder_text(rng, name=self.persona_name, role=self.role, topic=self.topic), delay
+
+    @staticmethod
+    def _usage(messages: list[Message], text: str) -> MessageMetrics:
+        prompt = sum(len(str(m.content or "")) for m in messages) // 4
+        out = max(1, len(text) // 4)
+        return MessageMetrics(input_tokens=prompt, output_tokens=out, total_tokens=prompt + out)
+
+    def invoke(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        raise RuntimeError("the scripted model is async only: call Agent.arun")
+
+    def invoke_stream(self, *args: Any, **kwargs: Any) -> Iterator[ModelResponse]:
+        raise RuntimeError("the scripted model is async only: call Agent.arun")
+
+    async def ainvoke(
+        self, messages: list[Message], assistant_message: Message, **kwargs: Any
+    ) -> ModelResponse:
+        text, delay = self._next_reply(messages, kwargs.get("response_format"))
+        await self.clock.sleep(delay + self.latency * len(_chunks(text)))
+        return ModelResponse(role="assistant", content=text, response_usage=self._usage(messages, text))
+
+    async def ainvoke_stream(
+        self, messages: list[Message], assistant_message: Message, **kwargs: Any
+    ) -> AsyncIterator[ModelResponse]:
+        text, delay = self._next_reply(messages, kwargs.get("response_format"))
+        if delay:
+            await self.clock.sleep(delay)
+        for piece in _chunks(text):
+            if self.latency:
+                await self.clock.sleep(self.latency)
+            yield ModelResponse(role="assistant", content=piece)
+        yield ModelResponse(response_usage=self._usage(messages, text))
+
+    def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
+        return response  # type: ignore[no-any-return]
+
+    def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
+        return response  # type: ignore[no-any-return]

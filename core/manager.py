@@ -1,0 +1,151 @@
+"""Starts debates, owns their tasks, and finds them again (by id or by channel)."""
+
+from __future__ import annotations
+
+import logging
+import random
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pydantic import BaseModel
+
+from core.clock import Clock
+from core.errors import AdmissionError, SpecError
+from core.formats import FORMATS, DebateFormat
+from core.llm.registry import ModelRegistry
+from core.ports import Binding, DebateRecord, EventSink, Store
+from core.session import DebateHandle, DebateSession
+from core.settings import CoreSettings
+from core.spec import DebateSpec, clean_topic
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PreparedDebate:
+    """A request that passed every check: its cleaned spec, format and parsed options."""
+
+    spec: DebateSpec
+    format_cls: type[DebateFormat]
+    options: BaseModel
+
+
+def new_debate_id() -> str:
+    return secrets.token_hex(4)
+
+
+def prepare_debate(
+    spec: DebateSpec,
+    settings: CoreSettings,
+    models: ModelRegistry,
+    formats: Mapping[str, type[DebateFormat]] = FORMATS,
+) -> PreparedDebate:
+    """Check a request (format, topic, options, models) without starting anything.
+
+    Raises SpecError (bad request) or ModelConfigError (a model that cannot be used).
+    """
+    fmt = (spec.format or "arena").strip().lower()
+    format_cls = formats.get(fmt)
+    if format_cls is None:
+        raise SpecError(f"Unknown format {spec.format!r}. Choose one of: {', '.join(formats)}.")
+    topic = clean_topic(spec.topic, max_length=settings.limits.max_topic_length)
+    options = format_cls.parse_options(settings, dict(spec.options))
+    models.check_roles(format_cls.roles())
+    return PreparedDebate(DebateSpec(fmt, topic, dict(spec.options)), format_cls, options)
+
+
+class DebateManager:
+    def __init__(
+        self,
+        *,
+        settings: CoreSettings,
+        store: Store,
+        models: ModelRegistry,
+        clock: Clock,
+        formats: Mapping[str, type[DebateFormat]] = FORMATS,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.models = models
+        self.clock = clock
+        self.formats = dict(formats)
+        self._sessions: dict[str, DebateSession] = {}
+
+    def prepare(self, spec: DebateSpec) -> PreparedDebate:
+        """Check a request without starting it. Raises SpecError or ModelConfigError."""
+        return prepare_debate(spec, self.settings, self.models, self.formats)
+
+    async def start(
+        self,
+        spec: DebateSpec,
+        sink: EventSink,
+        *,
+        binding: Binding | None = None,
+        seed: int | None = None,
+    ) -> DebateHandle:
+        prepared = self.prepare(spec)
+        if len(self._sessions) >= self.settings.limits.max_concurrent_debates:
+            raise AdmissionError("Too many debates are running right now; try again when one ends.")
+        debate_id = new_debate_id()
+        seed = seed if seed is not None else random.SystemRandom().randrange(1, 2**31)
+        binding = binding or Binding()
+        now = datetime.now(UTC)
+        await self.store.create_debate(
+            DebateRecord(
+                id=debate_id,
+                format=prepared.spec.format,
+                topic=prepared.spec.topic,
+                spec={
+                    "format": prepared.spec.format,
+                    "topic": prepared.spec.topic,
+                    "options": prepared.options.model_dump(),
+                    "seed": seed,
+                },
+                status="running",
+                binding=binding,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        session = DebateSession(
+            debate_id=debate_id,
+            spec=prepared.spec,
+            binding=binding,
+            format_cls=prepared.format_cls,
+            options=prepared.options,
+            settings=self.settings,
+            store=self.store,
+            sink=sink,
+            clock=self.clock,
+            models=self.models.for_debate(seed=seed, topic=prepared.spec.topic),
+            seed=seed,
+        )
+        self._sessions[debate_id] = session
+        session.start()
+        session.on_done(lambda: self._forget(debate_id))
+        log.info("debate %s started (%s): %s", debate_id, prepared.spec.format, prepared.spec.topic)
+        return DebateHandle(session)
+
+    def _forget(self, debate_id: str) -> None:
+        self._sessions.pop(debate_id, None)
+
+    def get(self, debate_id: str) -> DebateHandle | None:
+        session = self._sessions.get(debate_id)
+        return DebateHandle(session) if session is not None else None
+
+    def running(self) -> list[DebateHandle]:
+        return [DebateHandle(s) for s in self._sessions.values()]
+
+    def find(self, *, platform: str, channel: str) -> DebateHandle | None:
+        for session in self._sessions.values():
+            if session.binding.platform == platform and session.binding.channel == channel:
+                return DebateHandle(session)
+        return None
+
+    async def aclose(self) -> None:
+        """Cancel every running debate; each is left `interrupted` in the store."""
+        for session in list(self._sessions.values()):
+            await session.cancel()
+        self._sessions.clear()

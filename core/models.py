@@ -1,0 +1,124 @@
+"""Value objects shared by the engine, the store and the front ends."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Persona(_Frozen):
+    """A speaker from the cast in config: who they are and how they talk."""
+
+    id: str
+    name: str
+    emoji: str
+    avatar_url: str | None = None
+    color: str = "white"
+    voice: str = ""
+    habits: str = ""
+
+    def ref(self) -> PersonaRef:
+        return PersonaRef(
+            id=self.id, name=self.name, emoji=self.emoji, avatar_url=self.avatar_url, color=self.color
+        )
+
+
+class PersonaRef(_Frozen):
+    """What a front end needs to show a persona: name, emoji, avatar, colour."""
+
+    id: str
+    name: str
+    emoji: str
+    avatar_url: str | None = None
+    color: str = "white"
+
+    @property
+    def label(self) -> str:
+        return f"{self.emoji} {self.name}"
+
+
+class CastMember(_Frozen):
+    persona: PersonaRef
+    role: str
+
+
+class Voter(_Frozen):
+    """Who cast a vote: a persona (AI) or a person in the channel."""
+
+    id: str
+    name: str
+    emoji: str = ""
+    human: bool = False
+
+    @classmethod
+    def of(cls, persona: PersonaRef) -> Voter:
+        return cls(id=persona.id, name=persona.name, emoji=persona.emoji, human=False)
+
+
+class VoteOption(_Frozen):
+    key: str
+    label: str
+    emoji: str
+
+
+class TokenUsage(_Frozen):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        """Tokens billed: input (including cache reads and writes) plus output."""
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+class Source(_Frozen):
+    """A link a debater cited (research tools)."""
+
+    title: str
+    url: str
+
+
+class QuoteCheck(_Frozen):
+    """A quotation a panellist gave from their document, checked against its text."""
+
+    text: str
+    verified: bool
+
+
+class PersonaStats(_Frozen):
+    persona: PersonaRef
+    turns: int = 0
+    words: int = 0
+    judged: int = 0
+    votes_keep: int = 0
+    votes_replace: int = 0
+    tokens: int = 0
+
+
+class Statistics(_Frozen):
+    """Closing figures of a debate, computed from its event log."""
+
+    rounds: int = 0
+    turns: int = 0
+    words: int = 0
+    votes: int = 0
+    human_votes: int = 0
+    switches: int = 0
+    notices: int = 0
+    debate_seconds: float = 0.0
+    paused_seconds: float = 0.0
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    per_persona: tuple[PersonaStats, ...] = ()

@@ -1,0 +1,335 @@
+"""One running debate: the emit path (store first, then the sink), its task, stop, and the handle.
+
+The session is the error funnel for its debate: whatever happens inside the format, a
+`DebateCompleted` is emitted and the stored status is updated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from core.clock import Clock, DebateClock
+from core.errors import BallotClosedError
+from core.events import DebateCompleted, Notice, TurnCompleted, VotingClosed
+from core.formats.base import DebateContext, DebateFormat, Emitter, Outcome
+from core.llm.registry import DebateModels
+from core.models import Statistics
+from core.ports import Binding, DebateStatus, EventSink, Store
+from core.settings import CoreSettings
+from core.spec import DebateSpec
+from core.state import DebateState
+from core.voting import HumanBallots
+
+log = logging.getLogger(__name__)
+
+_STATUS_OF_REASON: dict[str, DebateStatus] = {
+    "completed": "completed",
+    "time_up": "completed",
+    "max_rounds": "completed",
+    "budget": "completed",
+    "stopped": "stopped",
+    "failed": "failed",
+    "interrupted": "interrupted",
+}
+
+
+@dataclass(frozen=True)
+class DebateResult:
+    debate_id: str
+    reason: str
+    detail: str
+    summary: str
+    stats: Statistics
+
+
+@dataclass(frozen=True)
+class DebateStatusView:
+    """What `/debate status` shows."""
+
+    debate_id: str
+    format: str
+    topic: str
+    phase: str
+    round: int
+    speaker: str | None
+    elapsed: float
+    remaining: float | None
+    turns: int
+
+
+class DebateSession:
+    def __init__(
+        self,
+        *,
+        debate_id: str,
+        spec: DebateSpec,
+        binding: Binding,
+        format_cls: type[DebateFormat],
+        options: Any,
+        settings: CoreSettings,
+        store: Store,
+        sink: EventSink,
+        clock: Clock,
+        models: DebateModels,
+        seed: int,
+    ) -> None:
+        self.debate_id = debate_id
+        self.spec = spec
+        self.binding = binding
+        self.state = DebateState(debate_id)
+        self._store = store
+        self._sink = sink
+        self._lock = asyncio.Lock()
+        self._seq = 0
+        self._stop_reason: str | None = None
+        self._inner: asyncio.Task[Outcome] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._result: asyncio.Future[DebateResult] = asyncio.get_running_loop().create_future()
+        emit = Emitter(self.emit)
+        self.ballots = HumanBallots(self.emit, self.state, clock)
+        self.debate_clock = DebateClock(clock, format_cls.duration(options))
+        self.ctx = DebateContext(
+            debate_id=debate_id,
+            topic=spec.topic,
+            seed=seed,
+            settings=settings,
+            models=models,
+            clock=clock,
+            debate_clock=self.debate_clock,
+            state=self.state,
+            emit=emit,
+            ballots=self.ballots,
+        )
+        self.format = format_cls(self.ctx, options)
+
+    # --- emitting ------------------------------------------------------------------------------
+
+    async def emit(self, event: Any) -> Any:
+        """Stamp `event`, store it, apply it to the state, then hand it to the sink."""
+        async with self._lock:
+            self._seq += 1
+            stamped = event.model_copy(
+                update={"debate_id": self.debate_id, "seq": self._seq, "at": datetime.now(UTC)}
+            )
+            try:
+                await self._store.append(stamped)
+            except BaseException:
+                self._seq -= 1
+                raise
+            self.state.apply(stamped)
+            try:
+                await self._sink.emit(stamped)
+            except Exception:
+                log.exception(
+                    "debate %s: the sink failed on %s #%d", self.debate_id, stamped.kind, stamped.seq
+                )
+            return stamped
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"debate-{self.debate_id}")
+
+    @property
+    def done(self) -> bool:
+        return self._result.done()
+
+    def on_done(self, callback: Callable[[], None]) -> None:
+        self._result.add_done_callback(lambda _: callback())
+
+    async def wait(self) -> DebateResult:
+        return await asyncio.shield(self._result)
+
+    def request_stop(self, reason: str) -> None:
+        if self._stop_reason is None and not self.done:
+            self._stop_reason = reason
+            if self._inner is not None:
+                self._inner.cancel()
+
+    async def cancel(self) -> None:
+        """Shutdown: stop the task without closing the debate (it stays resumable)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        outcome: Outcome
+        try:
+            self._inner = asyncio.create_task(self.format.run(), name=f"debate-{self.debate_id}-format")
+            if self._stop_reason is not None:
+                self._inner.cancel()
+            try:
+                outcome = await self._inner
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if self._stop_reason is None or (task is not None and task.cancelling()):
+                    raise
+                outcome = Outcome("stopped", detail=self._stop_reason)
+        except asyncio.CancelledError:
+            await self._interrupted()
+            raise
+        except Exception as exc:
+            log.exception("debate %s failed", self.debate_id)
+            outcome = Outcome("failed", detail=f"{type(exc).__name__}: {exc}")
+            try:
+                await self.emit(
+                    Notice(level="error", code="debate_failed", message=f"The debate hit an error: {exc}")
+                )
+            except Exception:
+                log.exception("debate %s: could not record the failure notice", self.debate_id)
+        await self._finish(outcome)
+
+    async def _close_loose_ends(self) -> None:
+        """A stop or failure can leave a turn or a vote open; close them so front ends can too."""
+        turn = self.state.open_turn
+        if turn is not None:
+            await self.emit(
+                TurnCompleted(
+                    turn_id=turn.turn_id,
+                    speaker=turn.speaker,
+                    role=turn.role,
+                    round=turn.round,
+                    text=(turn.partial.strip() + " …").strip(),
+                    interrupted=True,
+                )
+            )
+        ballot = self.state.open_ballot
+        if ballot is not None:
+            self.ballots.close(ballot.vote_id)
+            tally: dict[str, float] = {o.key: 0 for o in ballot.options}
+            for vote in ballot.ai_votes.values():
+                tally[vote.choice] = tally.get(vote.choice, 0) + 1
+            await self.emit(
+                VotingClosed(
+                    vote_id=ballot.vote_id,
+                    tally=tally,
+                    human_tally=ballot.human_tally(),
+                    decision="none",
+                    decision_label="Vote cancelled: the debate ended",
+                )
+            )
+
+    async def _finish(self, outcome: Outcome) -> None:
+        result = DebateResult(self.debate_id, outcome.reason, outcome.detail, outcome.summary, Statistics())
+        try:
+            if outcome.reason in ("stopped", "failed"):
+                await self._close_loose_ends()
+            self.debate_clock.pause()
+            stats = self.state.statistics(
+                debate_seconds=self.debate_clock.elapsed, paused_seconds=self.debate_clock.paused_total
+            )
+            summary = outcome.summary or _plain_summary(outcome, stats)
+            await self.emit(
+                DebateCompleted(reason=outcome.reason, detail=outcome.detail, stats=stats, summary=summary)
+            )
+            result = DebateResult(self.debate_id, outcome.reason, outcome.detail, summary, stats)
+            await self._store.set_status(self.debate_id, _STATUS_OF_REASON[outcome.reason], outcome.detail)
+        except Exception:
+            log.exception("debate %s: could not record its end", self.debate_id)
+        finally:
+            if not self._result.done():
+                self._result.set_result(result)
+
+    async def _interrupted(self) -> None:
+        try:
+            await self._store.set_status(self.debate_id, "interrupted", "the bot shut down mid-debate")
+        except Exception:
+            log.exception("debate %s: could not mark it interrupted", self.debate_id)
+        if not self._result.done():
+            self._result.set_result(
+                DebateResult(self.debate_id, "interrupted", "the bot shut down mid-debate", "", Statistics())
+            )
+
+    # --- what front ends ask ---------------------------------------------------------------------
+
+    def status(self) -> DebateStatusView:
+        s = self.state
+        speaker = (
+            s.open_turn.speaker.name if s.open_turn else (s.active_speaker.name if s.active_speaker else None)
+        )
+        return DebateStatusView(
+            debate_id=self.debate_id,
+            format=s.format or self.spec.format,
+            topic=self.spec.topic,
+            phase=s.phase,
+            round=s.round,
+            speaker=speaker,
+            elapsed=self.debate_clock.elapsed,
+            remaining=self.debate_clock.remaining,
+            turns=len(s.turns),
+        )
+
+
+def _plain_summary(outcome: Outcome, stats: Statistics) -> str:
+    ending = {
+        "stopped": "The debate was stopped",
+        "failed": "The debate ended on an error",
+    }.get(outcome.reason, "The debate ended")
+    detail = f" ({outcome.detail})" if outcome.detail else ""
+    return (
+        f"{ending}{detail} after {stats.turns} turns over {stats.rounds} rounds,"
+        f" with {stats.switches} speaker switches."
+    )
+
+
+class DebateHandle:
+    """What a front end holds while a debate runs: votes and stop in, result out."""
+
+    def __init__(self, session: DebateSession) -> None:
+        self._session = session
+
+    @property
+    def debate_id(self) -> str:
+        return self._session.debate_id
+
+    @property
+    def spec(self) -> DebateSpec:
+        return self._session.spec
+
+    @property
+    def binding(self) -> Binding:
+        return self._session.binding
+
+    @property
+    def state(self) -> DebateState:
+        return self._session.state
+
+    @property
+    def done(self) -> bool:
+        return self._session.done
+
+    async def cast_human_vote(
+        self, vote_id: str, voter_id: str, choice: str, *, voter_name: str | None = None
+    ) -> None:
+        """Record a person's vote (a newer one replaces theirs). Raises BallotError when refused."""
+        if self.done:
+            raise BallotClosedError("The debate has ended.")
+        await self._session.ballots.cast(vote_id, voter_id, choice, voter_name)
+
+    async def withdraw_human_vote(self, vote_id: str, voter_id: str) -> None:
+        if self.done:
+            raise BallotClosedError("The debate has ended.")
+        await self._session.ballots.withdraw(vote_id, voter_id)
+
+    def human_vote_open(self, vote_id: str) -> bool:
+        return not self.done and self._session.ballots.is_open(vote_id)
+
+    async def stop(self, reason: str = "stopped") -> None:
+        """Ask the debate to end now; it closes with its statistics. `wait()` for the result."""
+        self._session.request_stop(reason)
+
+    async def wait(self) -> DebateResult:
+        return await self._session.wait()
+
+    def status(self) -> DebateStatusView:
+        return self._session.status()
+
+    def events_so_far(self) -> int:
+        return self._session.state.last_seq

@@ -1,0 +1,107 @@
+"""The settings the core reads. `bot.config` composes them with the platform sections."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from core.models import Persona
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSettings(_Section):
+    """Which model speaks for each role.
+
+    A model string is `scripted`, `anthropic:<model-id>` or any agno `provider:model-id`.
+    """
+
+    default: str = "anthropic:claude-sonnet-4-5"
+    roles: dict[str, str] = Field(default_factory=dict)
+    temperature: dict[str, float] = Field(default_factory=dict)
+    max_tokens: dict[str, int] = Field(default_factory=lambda: {"turn": 600, "vote": 300, "summary": 900})
+    script: str | None = None
+    latency: float = Field(0.08, ge=0.0, le=5.0, description="scripted: seconds per streamed chunk")
+    anthropic_base_url: str | None = None
+    call_timeout: float = Field(120.0, gt=0)
+
+    def model_for(self, role: str) -> str:
+        if self.script:
+            return "scripted"
+        return self.roles.get(role, self.default)
+
+    def temperature_for(self, role: str) -> float | None:
+        return self.temperature.get(role)
+
+
+class LimitsSettings(_Section):
+    max_rounds: int = Field(12, ge=1, le=200)
+    max_tokens_per_debate: int = Field(250_000, ge=0, description="0 means no budget")
+    max_topic_length: int = Field(300, ge=20, le=2000)
+    max_concurrent_debates: int = Field(20, ge=1, description="across the whole bot")
+    max_debates_per_scope: int = Field(3, ge=1, description="per Discord server or Slack workspace")
+    user_cooldown: int = Field(60, ge=0, description="seconds between debates started by one person")
+
+
+class ContextSettings(_Section):
+    """How much of the transcript each prompt sees (bounded, whatever the debate's length)."""
+
+    recent_turns: int = Field(4, ge=1, le=20)
+    max_turn_chars: int = Field(1200, ge=100)
+    digest_lines: int = Field(10, ge=0, le=50)
+    digest_line_chars: int = Field(160, ge=40)
+
+
+class ArenaSettings(_Section):
+    pool: list[str] = Field(default_factory=list, min_length=2)
+    opposition: str
+    moderator: str
+    duration: int = Field(300, ge=30, le=7200)
+    exchanges_per_round: int = Field(3, ge=1, le=10)
+    humans: Literal["off", "tiebreak", "vote"] = "tiebreak"
+    human_window: int = Field(30, ge=5, le=600)
+    vote_context_messages: int = Field(6, ge=2, le=20)
+
+
+class FormatsSettings(_Section):
+    arena: ArenaSettings
+
+
+class CoreSettings(_Section):
+    """Everything the engine needs, in one object (built by `bot.config`)."""
+
+    personas: dict[str, Persona]
+    formats: FormatsSettings
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _persona_ids_from_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("personas"), dict):
+            personas = {}
+            for key, value in data["personas"].items():
+                if isinstance(value, dict):
+                    value = {"id": key, **value}
+                personas[key] = value
+            data = {**data, "personas": personas}
+        return data
+
+    @model_validator(mode="after")
+    def _cast_refers_to_personas(self) -> CoreSettings:
+        for key, persona in self.personas.items():
+            if persona.id != key:
+                raise ValueError(f"persona {key!r} has a different id {persona.id!r}")
+        arena = self.formats.arena
+        for pid in [*arena.pool, arena.opposition, arena.moderator]:
+            if pid not in self.personas:
+                raise ValueError(f"formats.arena names persona {pid!r}, which is not in personas")
+        if len(set(arena.pool)) != len(arena.pool):
+            raise ValueError("formats.arena.pool lists a persona twice")
+        if arena.opposition in arena.pool or arena.moderator in arena.pool:
+            raise ValueError("formats.arena: the opposition and moderator must not be in the pool")
+        return self

@@ -1,0 +1,65 @@
+"""What a person asks for (`DebateSpec`) and how a request is checked before anything starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from core.errors import SpecError
+
+M = TypeVar("M", bound=BaseModel)
+
+EXAMPLE_TOPIC = "Should cities ban cars?"
+
+
+@dataclass(frozen=True)
+class DebateSpec:
+    """A debate request: the format, the motion and format options (see each format's Options)."""
+
+    format: str = "arena"
+    topic: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def clean_topic(topic: str, *, max_length: int) -> str:
+    """The topic with whitespace collapsed; a clear SpecError when it is empty or too long."""
+    text = " ".join((topic or "").split())
+    if not text:
+        raise SpecError(f'The topic is empty: give the motion to debate, e.g. "{EXAMPLE_TOPIC}"')
+    if len(text) > max_length:
+        raise SpecError(f"The topic is {len(text)} characters long; the limit is {max_length}.")
+    return text
+
+
+def _describe(error: dict[str, Any]) -> str:
+    where = ".".join(str(p) for p in error.get("loc", ())) or "options"
+    kind = error.get("type", "")
+    ctx = error.get("ctx", {}) or {}
+    given = error.get("input")
+    if kind == "extra_forbidden":
+        return f"'{where}' is not an option of this format"
+    if kind in {"greater_than_equal", "greater_than"}:
+        return f"{where} must be at least {ctx.get('ge', ctx.get('gt'))} (got {given})"
+    if kind in {"less_than_equal", "less_than"}:
+        return f"{where} must be at most {ctx.get('le', ctx.get('lt'))} (got {given})"
+    if kind == "literal_error":
+        return f"{where} must be one of {ctx.get('expected')} (got {given!r})"
+    if kind in {"int_parsing", "int_type", "int_from_float"}:
+        return f"{where} must be a whole number (got {given!r})"
+    if kind in {"float_parsing", "float_type"}:
+        return f"{where} must be a number (got {given!r})"
+    return f"{where}: {error.get('msg', 'invalid')}"
+
+
+def parse_options(model: type[M], defaults: dict[str, Any], given: dict[str, Any]) -> M:
+    """Options = config defaults overlaid with the request; errors become one readable line."""
+    unknown = sorted(set(given) - set(model.model_fields))
+    if unknown:
+        names = ", ".join(sorted(model.model_fields))
+        raise SpecError(f"Unknown option {', '.join(repr(u) for u in unknown)} (this format takes: {names})")
+    try:
+        return model.model_validate({**defaults, **{k: v for k, v in given.items() if v is not None}})
+    except ValidationError as exc:
+        raise SpecError("; ".join(_describe(dict(e)) for e in exc.errors())) from None

@@ -1,0 +1,1 @@
+"""Stores for the event log."""

@@ -1,0 +1,65 @@
+"""Human ballots: the window in which people in the channel may vote, and their votes.
+
+AI votes are gathered by each format (their failure rules differ); people's votes arrive through
+the debate handle at any moment and are accepted only while a window is open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from core.clock import Clock
+from core.errors import BallotClosedError, InvalidChoiceError
+from core.events import HumanVoteOpened, VoteCast, VoteWithdrawn
+from core.models import VoteOption, Voter
+from core.state import DebateState
+
+
+class HumanBallots:
+    def __init__(self, emit: Callable[[Any], Awaitable[Any]], state: DebateState, clock: Clock) -> None:
+        self._emit = emit
+        self._state = state
+        self._clock = clock
+        self._closed: set[str] = set()
+
+    def is_open(self, vote_id: str) -> bool:
+        ballot = self._state.ballots.get(vote_id)
+        return ballot is not None and ballot.human_open and vote_id not in self._closed
+
+    async def run_window(
+        self,
+        vote_id: str,
+        options: tuple[VoteOption, ...],
+        window: float,
+        reason: Literal["tie", "vote"],
+    ) -> dict[str, int]:
+        """Open the window, wait it out on the debate's clock, close it; the people's tally."""
+        await self._emit(HumanVoteOpened(vote_id=vote_id, options=options, window=window, reason=reason))
+        await self._clock.sleep(window)
+        return self.close(vote_id)
+
+    def close(self, vote_id: str) -> dict[str, int]:
+        self._closed.add(vote_id)
+        ballot = self._state.ballots.get(vote_id)
+        return ballot.human_tally() if ballot is not None else {}
+
+    async def cast(self, vote_id: str, voter_id: str, choice: str, voter_name: str | None = None) -> None:
+        if not self.is_open(vote_id):
+            raise BallotClosedError(f"Voting on {vote_id} is not open to people right now.")
+        ballot = self._state.ballots[vote_id]
+        keys = [o.key for o in ballot.options]
+        if choice not in keys:
+            raise InvalidChoiceError(f"{choice!r} is not an option; choose one of {', '.join(keys)}.")
+        current = ballot.human_votes.get(voter_id)
+        if current is not None and current.choice == choice:
+            return
+        voter = Voter(id=voter_id, name=voter_name or voter_id, human=True)
+        await self._emit(VoteCast(vote_id=vote_id, voter=voter, choice=choice))
+
+    async def withdraw(self, vote_id: str, voter_id: str) -> None:
+        if not self.is_open(vote_id):
+            raise BallotClosedError(f"Voting on {vote_id} is not open to people right now.")
+        current = self._state.ballots[vote_id].human_votes.get(voter_id)
+        if current is not None:
+            await self._emit(VoteWithdrawn(vote_id=vote_id, voter=current.voter))
