@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="path to config.yaml (default: $ROSTRA_CONFIG or ./config.yaml)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    demo = sub.add_parser(
+    demo: argparse.ArgumentParser = sub.add_parser(
         "demo",
         help="watch a debate in the terminal (offline rehearsal when no API key is set)",
         description="Run a debate in the terminal. Without ANTHROPIC_API_KEY it runs the offline"
@@ -72,15 +72,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--script", metavar="FILE", help="YAML script of replies (implies the scripted model)")
     demo.add_argument("--seed", type=int, help="seed for speaker choices and rehearsal votes")
     demo.add_argument("--fast", action="store_true", help="no pacing: run on a virtual clock")
+    demo.set_defaults(handler=_demo)
 
-    sub.add_parser("personas", help="show the cast from config")
+    sub.add_parser("personas", help="show the cast from config").set_defaults(handler=_personas)
 
     debates = sub.add_parser("debates", help="list recent debates")
     debates.add_argument("--limit", type=_positive("--limit", 1, 1000), default=20)
+    debates.set_defaults(handler=_debates)
 
     transcript = sub.add_parser("transcript", help="print a stored debate as Markdown (or JSON Lines)")
     transcript.add_argument("debate_id", metavar="ID")
     transcript.add_argument("--json", action="store_true", help="the full event log as JSON Lines")
+    transcript.set_defaults(handler=_transcript)
     return parser
 
 
@@ -90,14 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
-        "demo": _demo,
-        "personas": _personas,
-        "debates": _debates,
-        "transcript": _transcript,
-    }
+    handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return handlers[args.command](args)
+        return handler(args)
     except UsageError as exc:
         print(f"rostra: {exc}", file=sys.stderr)
         return EXIT_USAGE

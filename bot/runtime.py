@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from bot.config import Config, Secrets, load_secrets
 from core.admission import Admission
@@ -102,3 +103,10 @@ class Runtime:
         seed: int | None = None,
     ) -> DebateHandle:
         return await self.manager.start(spec, sink, binding=binding, seed=seed)
+
+
+if TYPE_CHECKING:
+    from adapters.host import Host
+
+    def _runtime_is_a_host(rt: Runtime) -> Host:  # mypy checks the protocol is satisfied
+        return rt

@@ -47,6 +47,9 @@ class ArenaOptions(BaseModel):
 
     duration: int = Field(300, ge=30, le=7200, description="debate time in seconds (votes excluded)")
     exchanges_per_round: int = Field(3, ge=1, le=10, description="exchanges before each vote")
+    rounds: int | None = Field(
+        None, ge=1, le=200, description="rounds (exchanges then a vote) before the moderator sums up"
+    )
     first_speaker: str | None = Field(None, description="persona id from the pool; random if unset")
     humans: Literal["off", "tiebreak", "vote"] = Field("tiebreak", description="how people vote")
     human_window: int = Field(30, ge=5, le=600, description="seconds people have to vote")
@@ -89,6 +92,9 @@ class Arena(DebateFormat):
             "human_window": a.human_window,
         }
         options = parse_options(ArenaOptions, defaults, given)
+        cap = settings.limits.max_rounds
+        if options.rounds is not None and options.rounds > cap:
+            raise SpecError(f"rounds must be at most {cap} (the configured cap; got {options.rounds})")
         if options.first_speaker is not None and options.first_speaker not in a.pool:
             raise SpecError(
                 f"first_speaker {options.first_speaker!r} is not in the proposition pool"
@@ -138,7 +144,7 @@ class Arena(DebateFormat):
                 settings={
                     **self.opts.model_dump(),
                     "first_speaker": active.id,
-                    "max_rounds": ctx.settings.limits.max_rounds,
+                    "max_rounds": self._round_cap(),
                 },
             )
         )
@@ -161,10 +167,14 @@ class Arena(DebateFormat):
                 ending = self._should_end()
             if ending is None:
                 active = await self._vote(round_no, active)
-                if round_no >= ctx.settings.limits.max_rounds:
-                    ending = ("max_rounds", f"reached the cap of {round_no} rounds")
+                if round_no >= self._round_cap():
+                    ending = ("max_rounds", f"all {round_no} rounds were played")
                 round_no += 1
         return await self._conclude(*ending)
+
+    def _round_cap(self) -> int:
+        cap = self.ctx.settings.limits.max_rounds
+        return min(cap, self.opts.rounds) if self.opts.rounds is not None else cap
 
     def _should_end(self) -> tuple[CompletionReason, str] | None:
         ctx = self.ctx

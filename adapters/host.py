@@ -1,0 +1,81 @@
+"""What a front end needs from the running bot. `bot.runtime.Runtime` satisfies it.
+
+Adapters import only core and this protocol (never `bot`), so the dependency rule holds:
+bot → adapters → core.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import SecretStr
+
+from adapters.discord.settings import DiscordSettings
+from adapters.slack.settings import SlackSettings
+from core.admission import Admission
+from core.clock import Clock
+from core.manager import DebateManager, PreparedDebate
+from core.models import Persona
+from core.ports import Binding, EventSink, Store
+from core.session import DebateHandle
+from core.settings import CoreSettings
+from core.spec import DebateSpec
+
+
+class HostConfig(Protocol):
+    @property
+    def discord(self) -> DiscordSettings: ...
+
+    @property
+    def slack(self) -> SlackSettings: ...
+
+
+class HostSecrets(Protocol):
+    @property
+    def discord_token(self) -> SecretStr | None: ...
+
+    @property
+    def slack_bot_token(self) -> SecretStr | None: ...
+
+    @property
+    def slack_signing_secret(self) -> SecretStr | None: ...
+
+    @property
+    def slack_app_token(self) -> SecretStr | None: ...
+
+
+class Host(Protocol):
+    @property
+    def config(self) -> HostConfig: ...
+
+    @property
+    def core(self) -> CoreSettings: ...
+
+    @property
+    def secrets(self) -> HostSecrets: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def manager(self) -> DebateManager: ...
+
+    @property
+    def admission(self) -> Admission: ...
+
+    @property
+    def personas(self) -> dict[str, Persona]: ...
+
+    def prepare(self, spec: DebateSpec) -> PreparedDebate: ...
+
+    async def start_debate(
+        self,
+        spec: DebateSpec,
+        sink: EventSink,
+        *,
+        binding: Binding | None = None,
+        seed: int | None = None,
+    ) -> DebateHandle: ...

@@ -1,0 +1,44 @@
+"""Fixtures for every test: no secrets or ROSTRA_* settings leak in from the developer's shell."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from core.clock import FakeClock
+from tests.helpers import RecordingSink, make_config
+
+_LEAKY = (
+    "ANTHROPIC_API_KEY",
+    "DISCORD_TOKEN",
+    "SLACK_BOT_TOKEN",
+    "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN",
+    "ANTHROPIC_BASE_URL",
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("ROSTRA_") or name in _LEAKY:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AGNO_TELEMETRY", "false")
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    return make_config(tmp_path)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def sink() -> RecordingSink:
+    return RecordingSink()
