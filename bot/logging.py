@@ -47,3 +47,5 @@ def setup_logging(level: str = "INFO", *, secrets: Iterable[str] = ()) -> None:
     root.setLevel(level.upper())
     for noisy in ("discord.gateway", "discord.http", "aiohttp.access", "httpx", "httpx2"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    # agno's own records (it re-logs every model error) only when debugging
+    logging.getLogger("agno").propagate = root.level <= logging.DEBUG

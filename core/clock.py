@@ -50,7 +50,7 @@ class FakeClock:
     async def sleep(self, seconds: float) -> None:
         deadline = self._now + max(0.0, seconds)
         # Let peers that were started alongside this one register their own deadlines first.
-        for _ in range(3):
+        for _ in range(10):
             await asyncio.sleep(0)
         self._now = max(self._now, deadline)
         await asyncio.sleep(0)

@@ -25,7 +25,12 @@ class ModelConfigError(DebateError):
 
 
 class ModelCallError(DebateError):
-    """A single model call failed."""
+    """A single model call failed; `reason` is the cause without the speaker's label."""
+
+    def __init__(self, label: str, reason: str) -> None:
+        super().__init__(f"{label}: {reason}")
+        self.label = label
+        self.reason = reason
 
 
 class StoreError(DebateError):

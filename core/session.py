@@ -86,6 +86,7 @@ class DebateSession:
         self._store = store
         self._sink = sink
         self._lock = asyncio.Lock()
+        self._delivering: asyncio.Task[Any] | None = None
         self._seq = 0
         self._stop_reason: str | None = None
         self._inner: asyncio.Task[Outcome] | None = None
@@ -111,25 +112,36 @@ class DebateSession:
     # --- emitting ------------------------------------------------------------------------------
 
     async def emit(self, event: Any) -> Any:
-        """Stamp `event`, store it, apply it to the state, then hand it to the sink."""
+        """Stamp `event`, store it, apply it to the state, then hand it to the sink.
+
+        A sink may emit from inside its own `emit` (e.g. cast the votes already on a ballot when a
+        window opens): that nested emit runs at once, so the store and the sink still see one order.
+        """
+        if self._delivering is asyncio.current_task():
+            return await self._emit_locked(event)
         async with self._lock:
-            self._seq += 1
-            stamped = event.model_copy(
-                update={"debate_id": self.debate_id, "seq": self._seq, "at": datetime.now(UTC)}
-            )
+            self._delivering = asyncio.current_task()
             try:
-                await self._store.append(stamped)
-            except BaseException:
-                self._seq -= 1
-                raise
-            self.state.apply(stamped)
-            try:
-                await self._sink.emit(stamped)
-            except Exception:
-                log.exception(
-                    "debate %s: the sink failed on %s #%d", self.debate_id, stamped.kind, stamped.seq
-                )
-            return stamped
+                return await self._emit_locked(event)
+            finally:
+                self._delivering = None
+
+    async def _emit_locked(self, event: Any) -> Any:
+        self._seq += 1
+        stamped = event.model_copy(
+            update={"debate_id": self.debate_id, "seq": self._seq, "at": datetime.now(UTC)}
+        )
+        try:
+            await self._store.append(stamped)
+        except BaseException:
+            self._seq -= 1
+            raise
+        self.state.apply(stamped)
+        try:
+            await self._sink.emit(stamped)
+        except Exception:
+            log.exception("debate %s: the sink failed on %s #%d", self.debate_id, stamped.kind, stamped.seq)
+        return stamped
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -158,6 +170,8 @@ class DebateSession:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if not self.done:  # cancelled before it ever ran
+            await self._interrupted()
 
     async def _run(self) -> None:
         outcome: Outcome
@@ -174,6 +188,7 @@ class DebateSession:
                 outcome = Outcome("stopped", detail=self._stop_reason)
         except asyncio.CancelledError:
             await self._interrupted()
+            await self.ctx.models.aclose()
             raise
         except Exception as exc:
             log.exception("debate %s failed", self.debate_id)
@@ -185,6 +200,7 @@ class DebateSession:
             except Exception:
                 log.exception("debate %s: could not record the failure notice", self.debate_id)
         await self._finish(outcome)
+        await self.ctx.models.aclose()
 
     async def _close_loose_ends(self) -> None:
         """A stop or failure can leave a turn or a vote open; close them so front ends can too."""

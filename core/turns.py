@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from core.errors import ModelCallError
 from core.events import Notice, TurnCompleted, TurnDelta, TurnStarted
 from core.formats.base import DebateContext
 from core.llm.registry import CallKind
@@ -69,7 +70,7 @@ async def run_turn(
         try:
             spoken = await agent.speak(prompt, buffer.add)
         except Exception as exc:  # any model failure: the rule is retry once, then fall back
-            error = str(exc) or type(exc).__name__
+            error = exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__
             log.warning("debate %s: turn %s attempt %d failed: %s", ctx.debate_id, turn_id, attempt, error)
             continue
         await buffer.flush()

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core import prompts
 from core.context import ContextBuilder
-from core.errors import SpecError
+from core.errors import ModelCallError, SpecError
 from core.events import (
     ClockTick,
     CompletionReason,
@@ -317,6 +317,7 @@ class Arena(DebateFormat):
         try:
             decision = await agent.decide(prompt, ArenaVote)
         except Exception as exc:  # a broken voter must never penalise the speaker
+            why = exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__
             await ctx.emit(
                 VoteCast(
                     vote_id=vote_id,
@@ -330,7 +331,7 @@ class Arena(DebateFormat):
                 Notice(
                     level="warning",
                     code="vote_failed",
-                    message=f"{observer.name} could not vote ({exc}); counted as keep.",
+                    message=f"{observer.name} could not vote ({why}); counted as keep.",
                 )
             )
             return

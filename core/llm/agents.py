@@ -74,16 +74,16 @@ class PersonaAgent:
                             parts.append(item.content)
                             await on_delta(item.content)
                     elif isinstance(item, RunErrorEvent):
-                        raise ModelCallError(f"{self.label}: {item.content or 'model error'}")
+                        raise ModelCallError(self.label, str(item.content or "model error"))
                     elif isinstance(item, RunOutput):
                         final = item
         except TimeoutError:
-            raise ModelCallError(f"{self.label}: no reply within {self._timeout:.0f} s") from None
+            raise ModelCallError(self.label, f"no reply within {self._timeout:.0f} s") from None
         if final is not None and final.status == RunStatus.error:
-            raise ModelCallError(f"{self.label}: {final.content or 'model error'}")
+            raise ModelCallError(self.label, str(final.content or "model error"))
         text = "".join(parts).strip()
         if not text:
-            raise ModelCallError(f"{self.label}: the model returned no text")
+            raise ModelCallError(self.label, "the model returned no text")
         return SpokenTurn(text=text, usage=usage_of(final) if final is not None else TokenUsage())
 
     async def decide(self, prompt: str, schema: type[T]) -> Decision[T]:
@@ -92,11 +92,11 @@ class PersonaAgent:
             async with asyncio.timeout(self._timeout):
                 output: Any = await self._agent.arun(prompt, output_schema=schema)
         except TimeoutError:
-            raise ModelCallError(f"{self.label}: no reply within {self._timeout:.0f} s") from None
+            raise ModelCallError(self.label, f"no reply within {self._timeout:.0f} s") from None
         if not isinstance(output, RunOutput):
-            raise ModelCallError(f"{self.label}: unexpected reply {type(output).__name__}")
+            raise ModelCallError(self.label, f"unexpected reply {type(output).__name__}")
         if output.status == RunStatus.error:
-            raise ModelCallError(f"{self.label}: {output.content or 'model error'}")
+            raise ModelCallError(self.label, str(output.content or "model error"))
         usage = usage_of(output)
         if isinstance(output.content, schema):
             return Decision(value=output.content, raw=output.content.model_dump_json(), usage=usage)

@@ -8,16 +8,19 @@ error naming the package to install.
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-# agno configures its own console logger at import unless one exists; we report model errors
-# ourselves, so keep agno quiet unless someone has configured it on purpose.
+# agno configures its own console logger at import unless one exists, and resets its level on
+# every run. We report model errors ourselves, so its records stop here unless someone turns them
+# on (`bot.logging.setup_logging` does at DEBUG).
 _agno_log = logging.getLogger("agno")
-if _agno_log.level == logging.NOTSET:
-    _agno_log.setLevel(logging.CRITICAL)
+if not _agno_log.handlers:
+    _agno_log.addHandler(logging.NullHandler())
+    _agno_log.propagate = False
 
 from agno.agent import Agent  # noqa: E402
 from agno.models.base import Model  # noqa: E402
@@ -29,6 +32,8 @@ from core.llm.agents import PersonaAgent  # noqa: E402
 from core.llm.scripted import Script, ScriptedModel  # noqa: E402
 from core.models import Persona  # noqa: E402
 from core.settings import ModelSettings  # noqa: E402
+
+log = logging.getLogger(__name__)
 
 CallKind = Literal["turn", "vote", "summary"]
 
@@ -208,3 +213,15 @@ class DebateModels:
         made = PersonaAgent(agent, label=f"{persona.name} ({role})", timeout=settings.call_timeout)
         self._agents[key] = made
         return made
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients the providers opened for this debate."""
+        for made in self._agents.values():
+            client = getattr(made.agent.model, "async_client", None)
+            close = getattr(client, "close", None)
+            if close is not None and inspect.iscoroutinefunction(close):
+                try:
+                    await close()
+                except Exception:
+                    log.warning("could not close the model client of %s", made.label, exc_info=True)
+        self._agents.clear()

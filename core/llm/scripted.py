@@ -1,8 +1,9 @@
 """The `scripted` provider: a real agno Model that replies from a script or with seeded placeholders.
 
-It is the offline rehearsal mode and the test double. A script (YAML) maps a role name or
-`persona:<id>` to a list of replies; the more specific key wins. Each list is consumed in order and
-its last entry repeats. A role's list is shared by every persona in that role, in call order.
+It is the offline rehearsal mode and the test double. A script (YAML) maps a role name,
+`persona:<id>` or `persona:<id>:<role>` to a list of replies; the most specific key wins. Each list
+is consumed in order and its last entry repeats. A role's list is shared by every persona in that
+role, in call order.
 
 A reply is one of:
 - a string: a spoken turn (or, for a structured call, raw text that will probably not parse);
@@ -84,11 +85,9 @@ class Script:
         return Script(self.entries)
 
     def key_for(self, persona_id: str, role: str) -> str | None:
-        specific = f"persona:{persona_id}"
-        if specific in self.entries:
-            return specific
-        if role in self.entries:
-            return role
+        for key in (f"persona:{persona_id}:{role}", f"persona:{persona_id}", role):
+            if key in self.entries:
+                return key
         return None
 
     def next(self, persona_id: str, role: str) -> ScriptItem | None:

@@ -1,0 +1,118 @@
+"""`rostra` as a person runs it: real processes, a temp database, no key, no network."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from tests.helpers import REPO, write_script
+
+
+def rostra(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {
+        k: v for k, v in os.environ.items() if not k.startswith("ROSTRA_") and k != "ANTHROPIC_API_KEY"
+    }
+    full_env.update(
+        ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}",
+        COLUMNS="120",
+        AGNO_TELEMETRY="false",
+        **(env or {}),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        cwd=REPO,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_fast_demo_runs_offline_to_a_summary(tmp_path: Path) -> None:
+    out = rostra(tmp_path, "demo", "Should cities ban cars?", "--fast", "--seed", "7")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "offline scripted rehearsal" in text
+    speakers = set(
+        re.findall(
+            r"^\S+ (\w+ \w+)  (?:Round \d+ · (?:for|against) the motion|Closing summary)$", text, re.MULTILINE
+        )
+    )
+    assert len(speakers) >= 3, speakers
+    assert "🗳  Should" in text and "Vote v1" in text  # a vote card with its result
+    assert "Statistics" in text and "Ended: " in text
+    assert "Saved as debate" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["demo", ""], "The topic is empty"),
+        (["demo", "x" * 301], "The topic is 301 characters long; the limit is 300."),
+        (["demo", "Tabs?", "--format", "shouting"], "Unknown format 'shouting'"),
+        (["demo", "Tabs?", "--model", "gpt-9"], "Unknown model 'gpt-9'"),
+        (["demo", "Tabs?", "--model", "madeup:model-1"], "Unknown model provider 'madeup'"),
+        (["demo", "Tabs?", "--model", "anthropic:claude-sonnet-4-5"], "needs ANTHROPIC_API_KEY"),
+        (["demo", "Tabs?", "--duration", "ten"], "--duration must be a whole number"),
+        (["demo", "Tabs?", "--exchanges", "0"], "--exchanges must be between 1 and 10"),
+        (["demo", "Tabs?", "--script", "/no/such/script.yaml"], "Script file not found"),
+        (["transcript", "nope1234"], "No debate with ID 'nope1234'"),
+    ],
+)
+def test_bad_input_prints_one_clear_line_and_exits_2(
+    tmp_path: Path,
+    args: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ROSTRA_STORAGE__URL", f"sqlite:///{tmp_path / 'rostra.db'}")
+    with pytest.raises(SystemExit) as exited:
+        raise SystemExit(main(args))
+    out = capsys.readouterr()
+    assert exited.value.code == 2
+    assert out.out == ""
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rostra: ") and message in lines[0], out.err
+
+
+def test_the_whole_process_exits_2_on_bad_input(tmp_path: Path) -> None:
+    out = rostra(tmp_path, "demo", "   ")
+    assert out.returncode == 2 and out.stderr.startswith("rostra: The topic is empty")
+
+
+def test_all_observers_voting_replace_shows_a_switch_in_the_transcript(tmp_path: Path) -> None:
+    script = write_script(tmp_path, {"observer": [{"vote": "replace", "reason": "Fresh voice needed."}]})
+    out = rostra(tmp_path, "demo", "Tabs or spaces?", "--fast", "--script", str(script), "--exchanges", "1")
+    assert out.returncode == 0, out.stderr
+    debate_id = re.search(r"Saved as debate (\w+)", out.stdout).group(1)  # type: ignore[union-attr]
+    md = rostra(tmp_path, "transcript", debate_id)
+    assert md.returncode == 0
+    assert "**Switch:**" in md.stdout
+    first, new = re.search(r"\*\*Switch:\*\* \S+ (\w+ \w+) → \S+ (\w+ \w+)", md.stdout).groups()  # type: ignore[union-attr]
+    assert first != new
+    assert re.search(rf"## Round 2 · for the motion: \S+ {new}", md.stdout)
+    jsonl = rostra(tmp_path, "transcript", debate_id, "--json")
+    assert '"kind":"speaker_switched"' in jsonl.stdout
+
+
+def test_debates_and_personas_list_what_is_there(tmp_path: Path) -> None:
+    assert "No debates yet" in rostra(tmp_path, "debates").stdout
+    rostra(tmp_path, "demo", "Tabs or spaces?", "--fast", "--exchanges", "1")
+    listing = rostra(tmp_path, "debates")
+    assert "Tabs or spaces?" in listing.stdout and "completed" in listing.stdout
+    cast = rostra(tmp_path, "personas").stdout
+    assert "Ada Quill" in cast and "opposition" in cast and "moderator" in cast
+
+
+def test_help_lists_the_commands(tmp_path: Path) -> None:
+    out = rostra(tmp_path, "--help")
+    assert out.returncode == 0
+    for command in ("demo", "personas", "debates", "transcript"):
+        assert command in out.stdout
