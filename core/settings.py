@@ -66,8 +66,70 @@ class ArenaSettings(_Section):
     vote_context_messages: int = Field(6, ge=2, le=20)
 
 
+class ResearchSettings(_Section):
+    """Web research for oxford's two debaters (agno tools). Off unless configured with a key."""
+
+    enabled: bool = False
+    provider: Literal["tavily"] = "tavily"
+    max_tool_calls: int = Field(4, ge=1, le=4, description="tool calls per turn, at most 4")
+
+
+class OxfordSettings(_Section):
+    proposer: str = "celeste"
+    critic: str = "vera"
+    moderator: str = "sol"
+    judge: str = "juno"
+    max_rounds: int = Field(3, ge=1, le=10, description="rounds before the judge must rule")
+    humans: Literal["off", "vote"] = Field(
+        "vote", description="audience votes on the motion before and after"
+    )
+    human_window: int = Field(60, ge=5, le=600, description="seconds for each audience vote")
+    research: ResearchSettings = Field(default_factory=ResearchSettings)
+
+
+class CouncilSeat(_Section):
+    persona: str
+    weight: float = Field(1.0, gt=0, le=10, description="expertise weight for the weighted strategy")
+
+
+class CouncilSettings(_Section):
+    agents: list[CouncilSeat] = Field(
+        default_factory=lambda: [
+            CouncilSeat(persona="ada", weight=1.5),
+            CouncilSeat(persona="dario", weight=1.2),
+            CouncilSeat(persona="esme", weight=1.0),
+            CouncilSeat(persona="kit", weight=1.3),
+        ],
+        min_length=2,
+        max_length=6,
+    )
+    moderator: str | None = "sol"
+    rounds: int = Field(2, ge=0, le=5, description="critique-and-revise rounds after the proposals")
+    strategy: Literal["majority", "weighted", "consensus", "moderator"] = "majority"
+    humans: Literal["off", "tiebreak"] = "tiebreak"
+    human_window: int = Field(30, ge=5, le=600)
+    proposal_chars: int = Field(600, ge=100, description="each other proposal is trimmed to this in context")
+    convergence: float = Field(
+        0.6, gt=0, le=1, description="consensus: word overlap at which proposals count as converged"
+    )
+
+
+class PanelSettings(_Section):
+    agents: list[str] = Field(default_factory=lambda: ["basil", "rhea", "kit"], min_length=1, max_length=6)
+    synthesiser: str = "sol"
+    rounds: int = Field(1, ge=0, le=5, description="rounds over the accumulated answers after round 0")
+    questions: int = Field(3, ge=1, le=10, description="questions generated from a question document")
+    max_document_chars: int = Field(40_000, ge=1000, description="larger documents are refused")
+    documents: list[str] = Field(
+        default_factory=list, description="default document paths, one per panellist, when none are attached"
+    )
+
+
 class FormatsSettings(_Section):
     arena: ArenaSettings
+    oxford: OxfordSettings = Field(default_factory=OxfordSettings)
+    council: CouncilSettings = Field(default_factory=CouncilSettings)
+    panel: PanelSettings = Field(default_factory=PanelSettings)
 
 
 class CoreSettings(_Section):
@@ -104,4 +166,17 @@ class CoreSettings(_Section):
             raise ValueError("formats.arena.pool lists a persona twice")
         if arena.opposition in arena.pool or arena.moderator in arena.pool:
             raise ValueError("formats.arena: the opposition and moderator must not be in the pool")
+        f = self.formats
+        named = {
+            "formats.oxford": [f.oxford.proposer, f.oxford.critic, f.oxford.moderator, f.oxford.judge],
+            "formats.council": [seat.persona for seat in f.council.agents]
+            + ([f.council.moderator] if f.council.moderator else []),
+            "formats.panel": [*f.panel.agents, f.panel.synthesiser],
+        }
+        for section, ids in named.items():
+            for pid in ids:
+                if pid not in self.personas:
+                    raise ValueError(f"{section} names persona {pid!r}, which is not in personas")
+        if len({seat.persona for seat in f.council.agents}) != len(f.council.agents):
+            raise ValueError("formats.council.agents lists a persona twice")
         return self

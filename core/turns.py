@@ -1,18 +1,31 @@
-"""Running one spoken turn: stream it out, retry once on failure, then fall back with a notice."""
+"""Running spoken turns: retry once on failure, then fall back with a notice.
+
+`run_turn` streams one turn as it is generated. `run_parallel_turns` asks several personas at
+once (council proposals, panel answers) and emits each finished turn whole, in request order, so
+front ends never see several streams interleaved in one thread.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from core.errors import ModelCallError
 from core.events import Notice, TurnCompleted, TurnDelta, TurnStarted
 from core.formats.base import DebateContext
+from core.llm.agents import DeltaCallback, PersonaAgent, SpokenTurn
 from core.llm.registry import CallKind
 from core.models import Persona
 
 log = logging.getLogger(__name__)
 
 DELTA_MIN_CHARS = 24
+
+Annotate = Callable[[str], dict[str, Any]]
+"""Extra TurnCompleted fields computed from the final text (quotes checked, sources found)."""
 
 
 class _DeltaBuffer:
@@ -38,6 +51,66 @@ def fallback_line(persona: Persona) -> str:
     return f"({persona.name} lost the thread for a moment and yields the floor.)"
 
 
+def _reason(exc: Exception) -> str:
+    return exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__
+
+
+async def _nothing(_: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """One turn to speak: who, in which role, under which heading, with which prompt."""
+
+    persona: Persona
+    role: str
+    round_no: int
+    heading: str
+    prompt: str
+    system: str
+    kind: CallKind = "turn"
+    annotate: Annotate | None = None
+
+
+async def _emit_fallback(ctx: DebateContext, request: TurnRequest, turn_id: str, error: str) -> TurnCompleted:
+    done = await ctx.emit(
+        TurnCompleted(
+            turn_id=turn_id,
+            speaker=request.persona.ref(),
+            role=request.role,
+            round=request.round_no,
+            text=fallback_line(request.persona),
+            fallback=True,
+        )
+    )
+    await ctx.emit(
+        Notice(
+            level="warning",
+            code="turn_failed",
+            message=f"{request.persona.name}'s turn failed twice ({error}); a fallback line stands in.",
+        )
+    )
+    return done
+
+
+def _completed(request: TurnRequest, turn_id: str, spoken: SpokenTurn) -> TurnCompleted:
+    extra = request.annotate(spoken.text) if request.annotate is not None else {}
+    return TurnCompleted(
+        turn_id=turn_id,
+        speaker=request.persona.ref(),
+        role=request.role,
+        round=request.round_no,
+        text=spoken.text,
+        usage=spoken.usage,
+        **extra,
+    )
+
+
+def _agent(ctx: DebateContext, request: TurnRequest) -> PersonaAgent:
+    return ctx.models.agent(request.persona, request.role, request.kind, request.system)
+
+
 async def run_turn(
     ctx: DebateContext,
     persona: Persona,
@@ -49,17 +122,18 @@ async def run_turn(
     system: str,
     kind: CallKind = "turn",
     turn_id: str | None = None,
+    annotate: Annotate | None = None,
 ) -> TurnCompleted:
-    """Speak one turn. A failed attempt is retried once (the retry replaces any partial text)."""
+    """Speak one turn, streamed. A failed attempt is retried once (the retry replaces the partial)."""
+    request = TurnRequest(persona, role, round_no, heading, prompt, system, kind, annotate)
     turn_id = turn_id or ctx.next_turn_id()
-    agent = ctx.models.agent(persona, role, kind, system)
-    speaker = persona.ref()
+    agent = _agent(ctx, request)
     error = ""
     for attempt in (1, 2):
         await ctx.emit(
             TurnStarted(
                 turn_id=turn_id,
-                speaker=speaker,
+                speaker=persona.ref(),
                 role=role,
                 round=round_no,
                 heading=heading,
@@ -70,35 +144,46 @@ async def run_turn(
         try:
             spoken = await agent.speak(prompt, buffer.add)
         except Exception as exc:  # any model failure: the rule is retry once, then fall back
-            error = exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__
+            error = _reason(exc)
             log.warning("debate %s: turn %s attempt %d failed: %s", ctx.debate_id, turn_id, attempt, error)
             continue
         await buffer.flush()
-        return await ctx.emit(
-            TurnCompleted(
-                turn_id=turn_id,
-                speaker=speaker,
-                role=role,
-                round=round_no,
-                text=spoken.text,
-                usage=spoken.usage,
+        return await ctx.emit(_completed(request, turn_id, spoken))
+    return await _emit_fallback(ctx, request, turn_id, error)
+
+
+async def _speak_quietly(agent: PersonaAgent, prompt: str, on_delta: DeltaCallback) -> SpokenTurn | str:
+    """Two attempts without showing anything; the spoken turn, or the last error."""
+    error = ""
+    for _ in (1, 2):
+        try:
+            return await agent.speak(prompt, on_delta)
+        except Exception as exc:  # retried once, then the caller falls back
+            error = _reason(exc)
+            log.warning("%s failed: %s", agent.label, error)
+    return error
+
+
+async def run_parallel_turns(ctx: DebateContext, requests: Sequence[TurnRequest]) -> list[TurnCompleted]:
+    """Ask every persona at once; emit each turn whole, in request order, as soon as it can be."""
+    base = len(ctx.state.turn_ids)
+    turn_ids = [f"t{base + i + 1}" for i in range(len(requests))]
+    done: list[TurnCompleted] = []
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(_speak_quietly(_agent(ctx, r), r.prompt, _nothing)) for r in requests]
+        for request, turn_id, task in zip(requests, turn_ids, tasks, strict=True):
+            outcome = await task
+            await ctx.emit(
+                TurnStarted(
+                    turn_id=turn_id,
+                    speaker=request.persona.ref(),
+                    role=request.role,
+                    round=request.round_no,
+                    heading=request.heading,
+                )
             )
-        )
-    done = await ctx.emit(
-        TurnCompleted(
-            turn_id=turn_id,
-            speaker=speaker,
-            role=role,
-            round=round_no,
-            text=fallback_line(persona),
-            fallback=True,
-        )
-    )
-    await ctx.emit(
-        Notice(
-            level="warning",
-            code="turn_failed",
-            message=f"{persona.name}'s turn failed twice ({error}); a fallback line stands in.",
-        )
-    )
+            if isinstance(outcome, str):
+                done.append(await _emit_fallback(ctx, request, turn_id, outcome))
+            else:
+                done.append(await ctx.emit(_completed(request, turn_id, outcome)))
     return done

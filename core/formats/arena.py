@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from core import prompts
 from core.context import ContextBuilder
 from core.errors import ModelCallError, SpecError
 from core.events import (
@@ -30,6 +29,8 @@ from core.events import (
 )
 from core.formats.base import DebateFormat, Outcome
 from core.models import CastMember, Persona, VoteOption, Voter
+from core.prompts import arena as prompts
+from core.prompts import excerpt, persona_system
 from core.settings import CoreSettings
 from core.spec import parse_options
 from core.state import TurnRecord
@@ -217,7 +218,7 @@ class Arena(DebateFormat):
             round_no=round_no,
             heading=heading,
             prompt=prompt,
-            system=prompts.persona_system(speaker, self.ctx.topic),
+            system=persona_system(speaker, self.ctx.topic),
         )
 
     # --- voting ------------------------------------------------------------------------------
@@ -312,7 +313,7 @@ class Arena(DebateFormat):
 
     async def _ask(self, observer: Persona, vote_id: str, prompt: str) -> None:
         ctx = self.ctx
-        agent = ctx.models.agent(observer, "observer", "vote", prompts.persona_system(observer, ctx.topic))
+        agent = ctx.models.agent(observer, "observer", "vote", persona_system(observer, ctx.topic))
         voter = Voter.of(observer.ref())
         try:
             decision = await agent.decide(prompt, ArenaVote)
@@ -341,7 +342,7 @@ class Arena(DebateFormat):
                     level="warning",
                     code="vote_dropped",
                     message=f"{observer.name}'s vote could not be read and was dropped:"
-                    f" “{prompts.excerpt(decision.raw, 120)}”",
+                    f" “{excerpt(decision.raw, 120)}”",
                     usage=decision.usage,
                 )
             )
@@ -376,7 +377,7 @@ class Arena(DebateFormat):
             round_no=ctx.state.round,
             heading="Closing summary",
             prompt=prompts.arena_summary(context, ending=detail, figures=figures),
-            system=prompts.persona_system(self.moderator, ctx.topic),
+            system=persona_system(self.moderator, ctx.topic),
             kind="summary",
         )
         summary = turn.text if not turn.fallback else f"The moderator could not sum up. {figures}"
