@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import typing
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from core.spec import EXAMPLE_TOPIC
@@ -55,17 +57,20 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "topic", nargs="?", default=EXAMPLE_TOPIC, help=f'the motion (default: "{EXAMPLE_TOPIC}")'
     )
-    demo.add_argument("--format", default="arena", help="debate format (default: arena)")
+    demo.add_argument(
+        "--format", default="arena", help="debate format: arena, oxford, council or panel (default: arena)"
+    )
     demo.add_argument(
         "--duration",
         type=_positive("--duration", 30, 7200),
-        help=f"seconds of debate time (default: {DEMO_DURATION})",
+        help=f"arena: seconds of debate time (default: {DEMO_DURATION})",
     )
     demo.add_argument(
         "--exchanges",
         type=_positive("--exchanges", 1, 10),
-        help="exchanges before each vote (default: from config)",
+        help="arena: exchanges before each vote (default: from config)",
     )
+    demo.add_argument("--rounds", type=_positive("--rounds", 1, 200), help="number of rounds (any format)")
     demo.add_argument(
         "--model", help="model for every role: scripted, anthropic:<model-id>, provider:model-id"
     )
@@ -156,14 +161,7 @@ def _demo(args: argparse.Namespace) -> int:
     _setup_logging(config, "WARNING")
 
     interactive = sys.stdin.isatty() and not args.fast
-    options: dict[str, Any] = {
-        "duration": args.duration or DEMO_DURATION,
-        "humans": "tiebreak" if interactive else "off",
-        "human_window": DEMO_HUMAN_WINDOW,
-    }
-    if args.exchanges:
-        options["exchanges_per_round"] = args.exchanges
-    spec = DebateSpec(format=args.format, topic=args.topic, options=options)
+    spec = DebateSpec(format=args.format, topic=args.topic, options=_demo_options(args, interactive))
 
     from bot.runtime import Runtime
     from core.clock import FakeClock, RealClock
@@ -178,12 +176,35 @@ def _demo(args: argparse.Namespace) -> int:
     return asyncio.run(_run_demo(runtime, prepared.spec, console, interactive, args.seed))
 
 
+def _demo_options(args: argparse.Namespace, interactive: bool) -> dict[str, Any]:
+    """Flags → format options. Options a format does not take are refused by the core, clearly."""
+    from core.formats import FORMATS
+
+    options: dict[str, Any] = {}
+    format_cls = FORMATS.get(args.format.strip().lower())
+    fields = format_cls.Options.model_fields if format_cls is not None else {}
+    if args.duration is not None:
+        options["duration"] = args.duration
+    elif "duration" in fields:
+        options["duration"] = DEMO_DURATION
+    if args.exchanges is not None:
+        options["exchanges_per_round"] = args.exchanges
+    if args.rounds is not None:
+        options["rounds"] = args.rounds
+    if "humans" in fields:
+        modes = typing.get_args(fields["humans"].annotation)
+        # people at a terminal vote in the mode the format offers; without a TTY nobody can
+        options["humans"] = ("tiebreak" if "tiebreak" in modes else "vote") if interactive else "off"
+        options["human_window"] = DEMO_HUMAN_WINDOW
+    return options
+
+
 async def _run_demo(runtime: Any, spec: Any, console: Any, interactive: bool, seed: int | None) -> int:
     from rich.text import Text
 
     from adapters.console import ConsoleSink
 
-    sink = ConsoleSink(console, interactive=interactive)
+    sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
     async with runtime as rt:
         handle = await rt.start_debate(spec, sink, seed=seed)
         sink.attach(handle)

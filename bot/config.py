@@ -54,6 +54,7 @@ class Secrets(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", case_sensitive=False)
 
     anthropic_api_key: SecretStr | None = None
+    tavily_api_key: SecretStr | None = None
     discord_token: SecretStr | None = None
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None

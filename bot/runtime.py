@@ -34,11 +34,13 @@ class Runtime:
         self.core: CoreSettings = config.core()
         self.clock: Clock = clock or RealClock()
         self.secrets = secrets if secrets is not None else load_secrets()
-        key = self.secrets.anthropic_api_key
+        anthropic = self.secrets.anthropic_api_key
+        tavily = self.secrets.tavily_api_key
         self.models = ModelRegistry(
             self.core.model,
             clock=self.clock,
-            anthropic_api_key=key.get_secret_value() if key is not None else None,
+            anthropic_api_key=anthropic.get_secret_value() if anthropic is not None else None,
+            tavily_api_key=tavily.get_secret_value() if tavily is not None else None,
             script=script,
         )
         self._store: SQLiteStore | None = None

@@ -53,6 +53,8 @@ def prepare_debate(
     topic = clean_topic(spec.topic, max_length=settings.limits.max_topic_length)
     options = format_cls.parse_options(settings, dict(spec.options))
     models.check_roles(format_cls.roles())
+    if format_cls.uses_research(settings):
+        models.check_research()
     return PreparedDebate(DebateSpec(fmt, topic, dict(spec.options)), format_cls, options)
 
 

@@ -72,6 +72,7 @@ class ResearchSettings(_Section):
     enabled: bool = False
     provider: Literal["tavily"] = "tavily"
     max_tool_calls: int = Field(4, ge=1, le=4, description="tool calls per turn, at most 4")
+    api_url: str | None = Field(None, description="Tavily API base URL (default: Tavily's own)")
 
 
 class OxfordSettings(_Section):

@@ -35,21 +35,32 @@ def minutes(seconds: float) -> str:
 
 
 def stats_table(stats: Statistics) -> list[str]:
-    lines = [
-        "| Persona | Turns | Words | Judged | Keep | Replace |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
-    ]
+    judged = any(p.judged for p in stats.per_persona)
+    header = "| Persona | Turns | Words |" + (" Judged | Keep | Replace |" if judged else "")
+    rule = "| --- | ---: | ---: |" + (" ---: | ---: | ---: |" if judged else "")
+    lines = [header, rule]
     for p in stats.per_persona:
-        lines.append(
-            f"| {p.persona.emoji} {p.persona.name} | {p.turns} | {p.words} | {p.judged}"
-            f" | {p.votes_keep} | {p.votes_replace} |"
+        row = f"| {p.persona.emoji} {p.persona.name} | {p.turns} | {p.words} |"
+        if judged:
+            row += f" {p.judged} | {p.votes_keep} | {p.votes_replace} |"
+        lines.append(row)
+    counts = [f"rounds {stats.rounds}", f"turns {stats.turns}", f"words {stats.words}"]
+    counts += [
+        f"{label} {n}"
+        for n, label in (
+            (stats.votes, "AI votes"),
+            (stats.human_votes, "human votes"),
+            (stats.switches, "switches"),
         )
+        if n
+    ]
+    time = f"Debate time {minutes(stats.debate_seconds)}"
+    if stats.paused_seconds:
+        time += f" (+{minutes(stats.paused_seconds)} paused for votes)"
     lines += [
         "",
-        f"Rounds {stats.rounds} · turns {stats.turns} · words {stats.words} · AI votes {stats.votes}"
-        f" · human votes {stats.human_votes} · switches {stats.switches}",
-        f"Debate time {minutes(stats.debate_seconds)} (+{minutes(stats.paused_seconds)} paused for votes)"
-        f" · tokens {stats.tokens.total:,} (in {stats.tokens.input_tokens:,},"
+        " · ".join(counts),
+        f"{time} · tokens {stats.tokens.total:,} (in {stats.tokens.input_tokens:,},"
         f" out {stats.tokens.output_tokens:,})",
     ]
     return lines

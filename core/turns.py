@@ -19,6 +19,7 @@ from core.formats.base import DebateContext
 from core.llm.agents import DeltaCallback, PersonaAgent, SpokenTurn
 from core.llm.registry import CallKind
 from core.models import Persona
+from core.settings import ResearchSettings
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ class TurnRequest:
     system: str
     kind: CallKind = "turn"
     annotate: Annotate | None = None
+    research: ResearchSettings | None = None
 
 
 async def _emit_fallback(ctx: DebateContext, request: TurnRequest, turn_id: str, error: str) -> TurnCompleted:
@@ -108,7 +110,9 @@ def _completed(request: TurnRequest, turn_id: str, spoken: SpokenTurn) -> TurnCo
 
 
 def _agent(ctx: DebateContext, request: TurnRequest) -> PersonaAgent:
-    return ctx.models.agent(request.persona, request.role, request.kind, request.system)
+    return ctx.models.agent(
+        request.persona, request.role, request.kind, request.system, research=request.research
+    )
 
 
 async def run_turn(
@@ -123,9 +127,10 @@ async def run_turn(
     kind: CallKind = "turn",
     turn_id: str | None = None,
     annotate: Annotate | None = None,
+    research: ResearchSettings | None = None,
 ) -> TurnCompleted:
     """Speak one turn, streamed. A failed attempt is retried once (the retry replaces the partial)."""
-    request = TurnRequest(persona, role, round_no, heading, prompt, system, kind, annotate)
+    request = TurnRequest(persona, role, round_no, heading, prompt, system, kind, annotate, research)
     turn_id = turn_id or ctx.next_turn_id()
     agent = _agent(ctx, request)
     error = ""

@@ -56,29 +56,35 @@ def _persona(ref: PersonaRef, style: str = "bold") -> Text:
 
 
 def stats_table(stats: Statistics) -> Table:
+    judged = any(p.judged for p in stats.per_persona)
+    columns = ["Persona", "Turns", "Words"] + (["Judged", "Keep", "Replace"] if judged else [])
     table = Table(title="Statistics", title_style="bold", show_edge=False, pad_edge=False)
-    for column in ("Persona", "Turns", "Words", "Judged", "Keep", "Replace"):
+    for column in columns:
         table.add_column(column, justify="left" if column == "Persona" else "right")
     for p in stats.per_persona:
-        table.add_row(
-            _persona(p.persona, style=""),
-            str(p.turns),
-            str(p.words),
-            str(p.judged),
-            str(p.votes_keep),
-            str(p.votes_replace),
-        )
+        cells = [str(p.turns), str(p.words)]
+        if judged:
+            cells += [str(p.judged), str(p.votes_keep), str(p.votes_replace)]
+        table.add_row(_persona(p.persona, style=""), *cells)
     return table
 
 
 def stats_line(stats: Statistics) -> Text:
-    return Text(
-        f"{stats.rounds} rounds · {stats.turns} turns · {stats.words} words · {stats.votes} AI votes"
-        f" · {stats.human_votes} human votes · {stats.switches} switches · debate time"
-        f" {minutes(stats.debate_seconds)} (+{minutes(stats.paused_seconds)} paused for votes)"
-        f" · {stats.tokens.total:,} tokens",
-        style="dim",
-    )
+    parts = [f"{stats.rounds} rounds", f"{stats.turns} turns", f"{stats.words} words"]
+    parts += [
+        f"{n} {label}"
+        for n, label in (
+            (stats.votes, "AI votes"),
+            (stats.human_votes, "human votes"),
+            (stats.switches, "switches"),
+        )
+        if n
+    ]
+    time = f"debate time {minutes(stats.debate_seconds)}"
+    if stats.paused_seconds:
+        time += f" (+{minutes(stats.paused_seconds)} paused for votes)"
+    parts += [time, f"{stats.tokens.total:,} tokens"]
+    return Text(" · ".join(parts), style="dim")
 
 
 class ConsoleView:

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
@@ -14,7 +15,7 @@ from rich.text import Text
 
 from adapters.console.render import ConsoleView
 from core.errors import BallotError
-from core.events import DebateCompleted, Event, HumanVoteOpened, VotingClosed
+from core.events import Artifact, DebateCompleted, Event, HumanVoteOpened, VotingClosed
 from core.models import VoteOption
 from core.session import DebateHandle
 
@@ -50,9 +51,30 @@ def parse_choice(answer: str, options: tuple[VoteOption, ...]) -> str | None:
     return starts[0] if len(starts) == 1 else None
 
 
+def _save(directory: Path, artifact: Artifact) -> Path:
+    """Write a debate's file next to the person running it, never over an existing file."""
+    name = Path(artifact.name).name or "rostra-output.md"
+    path = directory / name
+    stem, suffix, n = path.stem, path.suffix, 1
+    while path.exists():
+        n += 1
+        path = directory / f"{stem}-{n}{suffix}"
+    path.write_text(artifact.content, encoding="utf-8")
+    return path
+
+
 class ConsoleSink:
-    def __init__(self, console: Console, *, interactive: bool, stdin: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        interactive: bool,
+        stdin: TextIO | None = None,
+        save_dir: Path | None = None,
+    ) -> None:
         self.console = console
+        self.save_dir = save_dir
+        self.saved: list[Path] = []
         self.view = ConsoleView()
         self.interactive = interactive
         self._stdin = stdin or sys.stdin
@@ -77,6 +99,10 @@ class ConsoleSink:
         elif isinstance(event, DebateCompleted):
             self._stop_asking()
             self.completed.set()
+        elif isinstance(event, Artifact) and self.save_dir is not None:
+            path = await asyncio.to_thread(_save, self.save_dir, event)
+            self.saved.append(path)
+            self.console.print(Text(f"   saved to {path}", style="cyan"))
 
     def _ask(self, event: HumanVoteOpened) -> None:
         self._stop_asking()

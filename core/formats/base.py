@@ -93,6 +93,11 @@ class DebateFormat(ABC):
         """Roles that make model calls (each may have its own model in config)."""
 
     @classmethod
+    def uses_research(cls, settings: CoreSettings) -> bool:
+        """Whether this format's debaters get web research tools under these settings."""
+        return False
+
+    @classmethod
     def duration(cls, options: BaseModel) -> float | None:
         """Debate-time limit in seconds, or None for formats that end by rounds."""
         return None

@@ -31,7 +31,7 @@ from core.errors import ModelConfigError  # noqa: E402
 from core.llm.agents import PersonaAgent  # noqa: E402
 from core.llm.scripted import Script, ScriptedModel  # noqa: E402
 from core.models import Persona  # noqa: E402
-from core.settings import ModelSettings  # noqa: E402
+from core.settings import ModelSettings, ResearchSettings  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +87,13 @@ class ModelRegistry:
         *,
         clock: Clock,
         anthropic_api_key: str | None = None,
+        tavily_api_key: str | None = None,
         script: Script | None = None,
     ) -> None:
         self.settings = settings
         self._clock = clock
         self._anthropic_key = anthropic_api_key
+        self._tavily_key = tavily_api_key
         self._script = script
         if script is None and settings.script:
             self._script = Script.load(settings.script)
@@ -122,6 +124,34 @@ class ModelRegistry:
     def check_roles(self, roles: list[str]) -> None:
         for role in roles:
             self.check(self.settings.model_for(role))
+
+    def check_research(self) -> None:
+        """Research tools need TAVILY_API_KEY and the `research` extra (tavily-python)."""
+        if not self._tavily_key:
+            raise ModelConfigError(
+                "Research is enabled (formats.oxford.research) but TAVILY_API_KEY is not set"
+            )
+        try:
+            importlib.import_module("agno.tools.tavily")
+        except ImportError:
+            raise ModelConfigError(
+                "Research needs the tavily-python package: pip install 'rostra[research]'"
+            ) from None
+
+    def research_tools(self, research: ResearchSettings) -> list[Any]:
+        from agno.tools.tavily import TavilyTools
+
+        return [
+            TavilyTools(
+                api_key=self._tavily_key,
+                api_base_url=research.api_url,
+                enable_search=True,
+                enable_extract=True,
+                search_depth="basic",
+                include_answer=False,
+                max_tokens=4000,
+            )
+        ]
 
     def for_debate(self, *, seed: int, topic: str) -> DebateModels:
         script = self._script.copy() if self._script is not None else None
@@ -186,7 +216,15 @@ class DebateModels:
         self.topic = topic
         self._agents: dict[tuple[str, str, CallKind], PersonaAgent] = {}
 
-    def agent(self, persona: Persona, role: str, kind: CallKind, system_prompt: str) -> PersonaAgent:
+    def agent(
+        self,
+        persona: Persona,
+        role: str,
+        kind: CallKind,
+        system_prompt: str,
+        *,
+        research: ResearchSettings | None = None,
+    ) -> PersonaAgent:
         key = (persona.id, role, kind)
         found = self._agents.get(key)
         if found is not None:
@@ -202,10 +240,13 @@ class DebateModels:
             seed=self.seed,
             topic=self.topic,
         )
+        tools = self._registry.research_tools(research) if research is not None else None
         agent = Agent(
             name=persona.name,
             model=model,
             system_message=system_prompt,
+            tools=tools,
+            tool_call_limit=research.max_tool_calls if research is not None else None,
             telemetry=False,
             resolve_in_context=False,
             markdown=False,

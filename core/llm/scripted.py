@@ -158,7 +158,16 @@ _AGAINST_ROLES = {"opposition", "critic", "against"}
 _SUMMARY_ROLES = {"moderator", "synthesiser", "judge"}
 
 
-def placeholder_text(rng: random.Random, *, name: str, role: str, topic: str) -> str:
+def placeholder_text(rng: random.Random, *, name: str, role: str, topic: str, prompt: str = "") -> str:
+    """Rehearsal text. The prompt only picks the kind of reply (a question, a distillation)."""
+    motion = (topic or "the motion").rstrip("?.!")
+    if "focus question" in prompt and "question only" in prompt:
+        return f"[rehearsal] {motion}: who gains, who pays, and how would we know?"
+    if "Distil the round" in prompt:
+        return (
+            "[rehearsal] Both sides accept the problem is real; they split on cost and on who carries it."
+            f" Sharper question: what evidence would settle {motion.lower()} within a year?"
+        )
     if role in _SUMMARY_ROLES:
         body = " ".join(_SUMMARY)
         return f"[rehearsal] {name}'s summary. {body}"
@@ -260,7 +269,9 @@ class ScriptedModel(Model):
             return item, delay
         if schema is not None:
             return json.dumps(placeholder_structured(rng, schema)), delay
-        return placeholder_text(rng, name=self.persona_name, role=self.role, topic=self.topic), delay
+        prompt = str(messages[-1].content or "") if messages else ""
+        text = placeholder_text(rng, name=self.persona_name, role=self.role, topic=self.topic, prompt=prompt)
+        return text, delay
 
     @staticmethod
     def _usage(messages: list[Message], text: str) -> MessageMetrics:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,7 @@ class Request:
 class FakeAnthropic:
     turn_text: str = "Cars clog cities. Buses do not."
     vote_json: str = '{"vote": "keep", "reason": "Answered the point directly."}'
+    structured: Callable[[dict[str, Any]], str] | None = None
     requests: list[Request] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     base_url: str = ""
@@ -54,7 +56,7 @@ class FakeAnthropic:
                     "type": "message",
                     "role": "assistant",
                     "model": body["model"],
-                    "content": [{"type": "text", "text": self.vote_json}],
+                    "content": [{"type": "text", "text": self.structured(body) if self.structured else self.vote_json}],
                     "stop_reason": "end_turn",
                     "stop_sequence": None,
                     "usage": USAGE,

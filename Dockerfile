@@ -1,0 +1,26 @@
+# Rostra in a container. Build: docker build -t rostra .
+# Run:   docker run --rm -it --env-file .env -v rostra-data:/data rostra discord
+#        docker run --rm -it rostra demo "Should cities ban cars?"
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    ROSTRA_CONFIG=/app/config.yaml \
+    ROSTRA_STORAGE__URL=sqlite:////data/rostra.db
+
+WORKDIR /app
+COPY pyproject.toml README.md config.yaml ./
+COPY core ./core
+COPY adapters ./adapters
+COPY bot ./bot
+RUN pip install --no-cache-dir . \
+    && useradd --create-home --uid 10001 rostra \
+    && mkdir -p /data && chown rostra /data
+
+USER rostra
+VOLUME ["/data"]
+# Slack's HTTP mode listens here (slack.http_port); Discord and Socket Mode need no port.
+EXPOSE 3000
+ENTRYPOINT ["rostra"]
+CMD ["--help"]
