@@ -89,6 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     transcript.add_argument("debate_id", metavar="ID")
     transcript.add_argument("--json", action="store_true", help="the full event log as JSON Lines")
     transcript.set_defaults(handler=_transcript)
+
+    from bot.discord_main import add_discord_commands
+
+    add_discord_commands(sub)
     return parser
 
 

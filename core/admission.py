@@ -6,6 +6,8 @@ everywhere.
 
 from __future__ import annotations
 
+import math
+
 from core.clock import Clock
 from core.errors import AdmissionError
 from core.manager import DebateManager
@@ -39,7 +41,7 @@ class Admission:
         if last is not None:
             wait = self._limits.user_cooldown - (self._clock.now() - last)
             if wait > 0:
-                raise AdmissionError(f"You started a debate moments ago; try again in {int(wait) + 1} s.")
+                raise AdmissionError(f"You started a debate moments ago; try again in {math.ceil(wait)} s.")
 
     def record_start(self, *, platform: str, user: str) -> None:
         self._last_start[(platform, user)] = self._clock.now()

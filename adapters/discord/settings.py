@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+ARCHIVE_MINUTES = (60, 1440, 4320, 10080)
 
 
 class DiscordSettings(BaseModel):
@@ -11,9 +13,25 @@ class DiscordSettings(BaseModel):
     streaming: bool = Field(True, description="stream turns by editing messages; off posts whole turns")
     edit_interval: float = Field(1.5, ge=0.0, description="minimum seconds between edits of one message")
     dev_guild_id: int | None = Field(None, description="sync commands to this guild only (instant)")
+    application_id: int | None = Field(
+        None, description="for `rostra discord-invite`; read from DISCORD_TOKEN when unset"
+    )
     starter_roles: list[str] = Field(
         default_factory=list,
         description="role names or ids allowed to start and stop debates, besides Manage Threads holders;"
         " empty means anyone may",
     )
     thread_archive_minutes: int = Field(1440, description="auto-archive for debate threads")
+    webhook_name: str = Field(
+        "Rostra", min_length=1, max_length=80, description="name of the webhook personas speak through"
+    )
+    send_retries: int = Field(2, ge=0, le=5, description="retries of a send Discord answered 5xx or 429")
+    retry_delay: float = Field(1.0, ge=0.0, le=30.0, description="seconds before the first retry (doubles)")
+
+    @field_validator("thread_archive_minutes")
+    @classmethod
+    def _discord_archive_choice(cls, value: int) -> int:
+        if value not in ARCHIVE_MINUTES:
+            choices = ", ".join(str(m) for m in ARCHIVE_MINUTES)
+            raise ValueError(f"must be one of {choices} (Discord's auto-archive choices)")
+        return value

@@ -1,0 +1,105 @@
+"""The Discord bot: the `/debate` commands, reaction votes, and clean shutdown of deliveries."""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from adapters.discord.commands import DebateCommands, build_group
+from adapters.discord.desk import DebateDesk
+from adapters.discord.launch import Launcher
+from adapters.discord.sender import NO_MENTIONS
+from adapters.discord.webhooks import PersonaWebhooks
+from adapters.host import Host
+
+log = logging.getLogger(__name__)
+
+OOPS = "Something went wrong on Rostra's side; the details are in its log. Try again in a moment."
+
+
+def bot_intents() -> discord.Intents:
+    """No privileged intents: guilds (channels, threads, roles) and reactions (people's votes)."""
+    intents = discord.Intents.none()
+    intents.guilds = True
+    intents.guild_reactions = True
+    return intents
+
+
+class RostraBot(commands.Bot):
+    def __init__(self, rt: Host) -> None:
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=bot_intents(),
+            allowed_mentions=NO_MENTIONS,
+            help_command=None,
+        )
+        self.rt = rt
+        self.settings = rt.config.discord
+        self.desk = DebateDesk()
+        self.webhooks = PersonaWebhooks(self.settings.webhook_name)
+        launcher = Launcher(rt, self.desk, self.webhooks)
+        self.debate_commands = DebateCommands(rt, self.desk, launcher)
+        self.tree.error(self._command_failed)
+
+    async def setup_hook(self) -> None:
+        self.tree.add_command(build_group(self.debate_commands), override=True)
+        guild_id = self.settings.dev_guild_id
+        if guild_id is not None:
+            guild = discord.Object(id=guild_id)
+            self.tree.copy_global_to(guild=guild)
+            synced = await self.tree.sync(guild=guild)
+            log.info("synced %d commands to the dev guild %s", len(synced), guild_id)
+        else:
+            synced = await self.tree.sync()
+            log.info("synced %d commands globally (may take a while to show up)", len(synced))
+
+    async def on_ready(self) -> None:
+        log.info("logged in as %s in %d servers", self.user, len(self.guilds))
+
+    async def close(self) -> None:
+        await self.desk.aclose()
+        await super().close()
+
+    # --- people's votes ------------------------------------------------------------------------
+
+    def _is_person(self, payload: discord.RawReactionActionEvent) -> bool:
+        if self.user is not None and payload.user_id == self.user.id:
+            return False
+        return payload.member is None or not payload.member.bot
+
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        card = self.desk.cards.get(payload.message_id)
+        if card is None or not self._is_person(payload):
+            return
+        name = payload.member.display_name if payload.member is not None else str(payload.user_id)
+        await card.reacted(str(payload.user_id), name, str(payload.emoji))
+
+    async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
+        card = self.desk.cards.get(payload.message_id)
+        if card is None or not self._is_person(payload):
+            return
+        await card.unreacted(str(payload.user_id), str(payload.emoji))
+
+    # --- errors --------------------------------------------------------------------------------
+
+    async def _command_failed(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        log.error(
+            "/%s failed", interaction.command.qualified_name if interaction.command else "?", exc_info=error
+        )
+        try:
+            if interaction.response.is_done():
+                await interaction.followup.send(OOPS, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            else:
+                await interaction.response.send_message(OOPS, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        except discord.HTTPException:
+            log.warning("could not tell the person that /debate failed")
+
+
+def create_bot(rt: Host) -> RostraBot:
+    """The bot for `rt`, not yet started: `async with bot: await bot.start(token)`."""
+    return RostraBot(rt)

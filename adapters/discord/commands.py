@@ -1,0 +1,190 @@
+"""The `/debate` command group: start, stop, status, transcript, personas."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import discord
+from discord import app_commands
+
+from adapters.discord import messages
+from adapters.discord.access import may_run_debates
+from adapters.discord.cards import personas_card
+from adapters.discord.desk import DebateDesk
+from adapters.discord.launch import PLATFORM, Launcher, StartRequest
+from adapters.discord.sender import NO_MENTIONS, embed_of
+from adapters.host import Host
+from core.formats import FORMATS
+from core.ports import DebateRecord
+from core.session import DebateHandle
+from core.transcript import to_markdown
+
+log = logging.getLogger(__name__)
+
+CHOICE_NAME_LIMIT = 100
+TRANSCRIPT_SEARCH = 100
+
+HUMAN_CHOICES = [
+    app_commands.Choice(name="off: only the AI observers vote", value="off"),
+    app_commands.Choice(name="tiebreak: people decide when the observers tie", value="tiebreak"),
+    app_commands.Choice(name="vote: people's majority counts as one more vote", value="vote"),
+]
+
+
+def format_choices() -> list[app_commands.Choice[str]]:
+    return [
+        app_commands.Choice(name=f"{name}: {cls.description}"[:CHOICE_NAME_LIMIT], value=name)
+        for name, cls in FORMATS.items()
+    ]
+
+
+class DebateCommands:
+    def __init__(self, rt: Host, desk: DebateDesk, launcher: Launcher) -> None:
+        self.rt = rt
+        self.desk = desk
+        self.launcher = launcher
+        self.settings = rt.config.discord
+
+    def _here(self, channel_id: int | None) -> tuple[DebateHandle, int] | None:
+        """The debate running in this thread or started from this channel, with its thread id."""
+        if channel_id is None:
+            return None
+        running = self.desk.in_channel(channel_id)
+        if running is not None:
+            return running.handle, running.thread_id
+        handle = self.rt.manager.find(platform=PLATFORM, channel=str(channel_id))
+        return (handle, channel_id) if handle is not None else None
+
+    async def _tell(self, interaction: discord.Interaction, text: str) -> None:
+        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+    async def stop(self, interaction: discord.Interaction) -> None:
+        found = self._here(interaction.channel_id)
+        if found is None:
+            await self._tell(interaction, messages.NO_DEBATE_HERE)
+            return
+        handle, thread_id = found
+        user = interaction.user
+        roles = self.settings.starter_roles
+        starter = handle.binding.started_by
+        if str(user.id) != starter and not may_run_debates(user, interaction.permissions, roles):
+            await self._tell(interaction, messages.not_starter(starter, roles))
+            return
+        if handle.done:
+            await self._tell(interaction, messages.ALREADY_ENDING)
+            return
+        await handle.stop(f"stopped by {user.display_name}")
+        await self._tell(interaction, messages.stopping(thread_id))
+
+    async def status(self, interaction: discord.Interaction) -> None:
+        found = self._here(interaction.channel_id)
+        if found is None:
+            await self._tell(interaction, messages.NO_DEBATE_HERE)
+            return
+        handle, thread_id = found
+        await self._tell(interaction, messages.status_text(handle.status(), thread_id))
+
+    async def transcript(self, interaction: discord.Interaction, debate_id: str | None) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        record = await self._stored(interaction, debate_id)
+        if record is None:
+            text = messages.no_such_debate(debate_id) if debate_id else messages.NO_DEBATE_STORED
+            await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            return
+        events = await self.rt.store.events(record.id)
+        data = io.BytesIO(to_markdown(record, events).encode("utf-8"))
+        await interaction.followup.send(
+            messages.transcript_caption(record.topic, record.id),
+            file=discord.File(data, filename=f"rostra-{record.id}.md"),
+            ephemeral=True,
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    async def _stored(self, interaction: discord.Interaction, debate_id: str | None) -> DebateRecord | None:
+        """The debate asked for (in this server only), else the latest one of this channel or thread."""
+        guild_id = str(interaction.guild_id)
+        if debate_id:
+            record = await self.rt.store.get_debate(debate_id.strip())
+            ok = (
+                record is not None
+                and record.binding.platform == PLATFORM
+                and record.binding.scope == guild_id
+            )
+            return record if ok else None
+        channel_id = interaction.channel_id
+        found = self._here(channel_id)
+        if found is not None:
+            return await self.rt.store.get_debate(found[0].debate_id)
+        here = str(channel_id)
+        for record in await self.rt.store.list_debates(TRANSCRIPT_SEARCH):
+            if record.binding.platform != PLATFORM or record.binding.scope != guild_id:
+                continue
+            if record.binding.channel == here:
+                return record
+            values = await self.rt.store.binding_values(record.id)
+            if values.get("discord.origin_id") == here:
+                return record
+        return None
+
+    async def personas(self, interaction: discord.Interaction) -> None:
+        arena = self.rt.core.formats.arena
+        seats = {pid: "proposition pool" for pid in arena.pool}
+        seats[arena.opposition] = "opposition"
+        seats[arena.moderator] = "moderator"
+        cast = [(p.ref(), seats.get(pid, "reserve"), p.voice) for pid, p in self.rt.personas.items()]
+        await interaction.response.send_message(
+            embed=embed_of(personas_card(cast)), ephemeral=True, allowed_mentions=NO_MENTIONS
+        )
+
+
+def build_group(commands: DebateCommands) -> app_commands.Group:
+    group = app_commands.Group(name="debate", description="Debates between AI personas", guild_only=True)
+
+    @group.command(name="start", description="Start a debate between AI personas in a new thread")
+    @app_commands.describe(
+        topic="the motion to debate, e.g. Should cities ban cars?",
+        format="the debate format (default arena)",
+        duration="arena: seconds of debate time, votes excluded (30-7200; default from config)",
+        exchanges="arena: exchanges per round before each vote (1-10; default from config)",
+        humans="how people in the thread vote (default from config)",
+        document1="panel: the first panellist's document (.txt or .md)",
+        document2="panel: the second panellist's document",
+        document3="panel: the third panellist's document",
+        question_document="panel: draw the questions from this document (the topic is its subject)",
+    )
+    @app_commands.choices(format=format_choices(), humans=HUMAN_CHOICES)
+    async def start(
+        interaction: discord.Interaction,
+        topic: str,
+        format: str | None = None,
+        duration: int | None = None,
+        exchanges: int | None = None,
+        humans: str | None = None,
+        document1: discord.Attachment | None = None,
+        document2: discord.Attachment | None = None,
+        document3: discord.Attachment | None = None,
+        question_document: discord.Attachment | None = None,
+    ) -> None:
+        documents = tuple(d for d in (document1, document2, document3) if d is not None)
+        request = StartRequest(topic, format, duration, exchanges, humans, documents, question_document)
+        await commands.launcher.start(interaction, request)
+
+    @group.command(name="stop", description="End the debate in this channel now (with its closing card)")
+    async def stop(interaction: discord.Interaction) -> None:
+        await commands.stop(interaction)
+
+    @group.command(name="status", description="Phase, speaker, round and time left of the debate here")
+    async def status(interaction: discord.Interaction) -> None:
+        await commands.status(interaction)
+
+    @group.command(name="transcript", description="The debate here (or by id) as a Markdown file")
+    @app_commands.describe(debate="a debate id from a closing card (default: the latest one here)")
+    async def transcript(interaction: discord.Interaction, debate: str | None = None) -> None:
+        await commands.transcript(interaction, debate)
+
+    @group.command(name="personas", description="The cast of personas")
+    async def personas(interaction: discord.Interaction) -> None:
+        await commands.personas(interaction)
+
+    return group

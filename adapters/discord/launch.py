@@ -1,0 +1,202 @@
+"""`/debate start`: every check (fast, before deferring, so refusals stay ephemeral), then the thread,
+the debate and the reply with its link."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+import discord
+
+from adapters.discord import messages
+from adapters.discord.access import may_run_debates
+from adapters.discord.cards import clip
+from adapters.discord.desk import DebateDesk, Running
+from adapters.discord.documents import read_document, read_documents
+from adapters.discord.permissions import missing_permissions
+from adapters.discord.sender import NO_MENTIONS
+from adapters.discord.sink import DiscordSink
+from adapters.discord.webhooks import PersonaWebhooks
+from adapters.host import Host
+from core.documents import Document
+from core.errors import AdmissionError, DebateError
+from core.ports import Binding
+from core.spec import DebateSpec
+
+if TYPE_CHECKING:
+    from discord.types.threads import ThreadArchiveDuration
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "discord"
+THREAD_NAME_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class StartRequest:
+    """The options of `/debate start` as given (None: not given)."""
+
+    topic: str
+    format: str | None = None
+    duration: int | None = None
+    exchanges: int | None = None
+    humans: str | None = None
+    documents: tuple[discord.Attachment, ...] = ()
+    question_document: discord.Attachment | None = None
+
+    @property
+    def has_files(self) -> bool:
+        return bool(self.documents) or self.question_document is not None
+
+    def spec(self, documents: list[Document] | None = None, question: Document | None = None) -> DebateSpec:
+        given = {
+            "duration": self.duration,
+            "exchanges_per_round": self.exchanges,
+            "humans": self.humans,
+            "documents": documents or None,
+            "question_document": question,
+        }
+        return DebateSpec(
+            format=self.format or "arena",
+            topic=self.topic,
+            options={k: v for k, v in given.items() if v is not None},
+        )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    spec: DebateSpec | None
+    """None until the attached files are read (that needs a download, after deferring)."""
+    guild: discord.Guild
+    channel: discord.TextChannel | discord.Thread
+    user: discord.Member | discord.User
+
+
+class Launcher:
+    def __init__(self, rt: Host, desk: DebateDesk, webhooks: PersonaWebhooks) -> None:
+        self.rt = rt
+        self.desk = desk
+        self.webhooks = webhooks
+        self.settings = rt.config.discord
+
+    async def start(self, interaction: discord.Interaction, request: StartRequest) -> None:
+        plan = self._plan(interaction, request)
+        if isinstance(plan, str):
+            await interaction.response.send_message(plan, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            return
+        with self.desk.starting(plan.channel.id):
+            # files are checked only once downloaded: answer privately so a refusal stays private
+            await interaction.response.defer(thinking=True, ephemeral=request.has_files)
+            try:
+                spec = plan.spec or await self._spec_with_files(request)
+            except DebateError as exc:
+                await self._refuse_late(interaction, messages.option_error(str(exc)))
+                return
+            try:
+                thread = await self._thread(spec, plan)
+            except discord.HTTPException as exc:
+                log.warning("could not open a debate thread in %s: %s", plan.channel.id, exc)
+                await self._refuse_late(interaction, messages.cannot_open_thread(exc.text or str(exc.status)))
+                return
+            try:
+                await self._launch(interaction, spec, plan, thread)
+            except DebateError as exc:
+                await self._refuse_late(interaction, str(exc))
+                return
+        await interaction.followup.send(messages.started(thread.id, spec.topic), allowed_mentions=NO_MENTIONS)
+
+    # --- checks (synchronous: all of them fit well inside the 3 s before a reply is due) --------
+
+    def _plan(self, interaction: discord.Interaction, request: StartRequest) -> _Plan | str:
+        guild, channel, user = interaction.guild, interaction.channel, interaction.user
+        if guild is None or not isinstance(channel, discord.TextChannel | discord.Thread):
+            return messages.WRONG_PLACE
+        roles = self.settings.starter_roles
+        if not may_run_debates(user, interaction.permissions, roles):
+            return messages.not_allowed(roles)
+        try:
+            spec = None if request.has_files else self.rt.prepare(request.spec()).spec
+        except DebateError as exc:
+            return messages.option_error(str(exc))
+        missing = missing_permissions(
+            interaction.app_permissions, new_thread=not isinstance(channel, discord.Thread)
+        )
+        if missing:
+            return messages.bot_lacks(missing)
+        busy = self._busy(channel.id)
+        if busy is not None:
+            return busy
+        try:
+            self.rt.admission.check(
+                platform=PLATFORM, scope=str(guild.id), channel=str(channel.id), user=str(user.id)
+            )
+        except AdmissionError as exc:
+            return str(exc)
+        if len(self.rt.manager.running()) >= self.rt.core.limits.max_concurrent_debates:
+            return messages.TOO_MANY
+        return _Plan(spec, guild, channel, user)
+
+    def _busy(self, channel_id: int) -> str | None:
+        running = self.desk.in_channel(channel_id)
+        if running is not None:
+            return messages.busy_channel(running.thread_id, running.handle.spec.topic)
+        if self.desk.is_starting(channel_id):
+            return messages.starting_elsewhere()
+        return None
+
+    # --- doing it ------------------------------------------------------------------------------
+
+    async def _spec_with_files(self, request: StartRequest) -> DebateSpec:
+        limit = self.rt.core.formats.panel.max_document_chars
+        documents = await read_documents(request.documents, limit=limit)
+        question = request.question_document
+        spec = request.spec(documents, await read_document(question, limit=limit) if question else None)
+        return self.rt.prepare(spec).spec
+
+    async def _thread(self, spec: DebateSpec, plan: _Plan) -> discord.Thread:
+        if isinstance(plan.channel, discord.Thread):
+            return plan.channel
+        return await plan.channel.create_thread(
+            name=clip(spec.topic, THREAD_NAME_LIMIT),
+            type=discord.ChannelType.public_thread,
+            auto_archive_duration=cast("ThreadArchiveDuration", self.settings.thread_archive_minutes),
+            reason=f"Rostra debate started by {plan.user}",
+        )
+
+    async def _launch(
+        self, interaction: discord.Interaction, spec: DebateSpec, plan: _Plan, thread: discord.Thread
+    ) -> None:
+        me = interaction.client.user
+        assert me is not None
+        sink = DiscordSink(
+            thread=thread,
+            webhooks=self.webhooks,
+            owner_id=me.id,
+            settings=self.settings,
+            store=self.rt.store,
+            cards=self.desk.cards,
+            on_finished=self.desk.finished,
+        )
+        binding = Binding(
+            platform=PLATFORM, scope=str(plan.guild.id), channel=str(thread.id), started_by=str(plan.user.id)
+        )
+        try:
+            handle = await self.rt.start_debate(spec, sink, binding=binding)
+        except DebateError:
+            await sink.aclose()
+            raise
+        sink.attach(handle)
+        self.rt.admission.record_start(platform=PLATFORM, user=str(plan.user.id))
+        self.desk.add(Running(handle, sink, thread.id, plan.channel.id))
+        for key, value in (
+            ("discord.guild_id", plan.guild.id),
+            ("discord.thread_id", thread.id),
+            ("discord.origin_id", plan.channel.id),
+        ):
+            await self.rt.store.set_binding_value(handle.debate_id, key, str(value))
+
+    @staticmethod
+    async def _refuse_late(interaction: discord.Interaction, text: str) -> None:
+        """A refusal after deferring: the "thinking…" reply becomes the refusal."""
+        await interaction.edit_original_response(content=text, allowed_mentions=NO_MENTIONS)

@@ -1,0 +1,95 @@
+"""What the bot says to people outside the debate itself: replies, refusals and delivery notices."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.session import DebateStatusView
+from core.transcript import minutes
+
+NO_DEBATE_HERE = "No debate is running here. Start one with `/debate start`."
+NO_DEBATE_STORED = "No debate has run here yet. Start one with `/debate start`."
+WRONG_PLACE = "Debates run in a server's text channels and threads: run `/debate start` in one of those."
+ALREADY_ENDING = "This debate is already ending; its closing card follows in the thread."
+TOO_MANY = "Too many debates are running right now; try again when one ends."
+
+
+def not_allowed(roles: Sequence[str]) -> str:
+    names = ", ".join(f"`{r}`" for r in roles)
+    return (
+        f"You can't start or stop debates here: that takes one of the roles {names} or the"
+        " Manage Threads permission."
+    )
+
+
+def not_starter(starter_id: str, roles: Sequence[str]) -> str:
+    return f"Only <@{starter_id}> (who started this debate) can stop it. " + not_allowed(roles)
+
+
+def busy_channel(thread_id: int, topic: str) -> str:
+    return (
+        f"A debate is already running in this channel (<#{thread_id}>: “{topic}”); stop it first or"
+        " start one in another channel."
+    )
+
+
+def starting_elsewhere() -> str:
+    return "A debate is being started in this channel right now; wait a moment."
+
+
+def cannot_open_thread(error: str) -> str:
+    return (
+        f"I couldn't open a thread here ({error}). Give Rostra the Create Public Threads and Send"
+        " Messages in Threads permissions in this channel, or run `/debate start` inside a thread."
+    )
+
+
+def started(thread_id: int, topic: str) -> str:
+    return f"🎙️ Debate started: **{topic}** → <#{thread_id}>"
+
+
+def stopping(thread_id: int) -> str:
+    return f"Stopping the debate; its closing card follows in <#{thread_id}>."
+
+
+def no_webhooks(channel_id: int) -> str:
+    return (
+        f"⚠️ Personas speak as Rostra in this debate because I can't manage webhooks in <#{channel_id}>."
+        " Give Rostra the **Manage Webhooks** permission there to let each persona post under its own"
+        " name and avatar."
+    )
+
+
+def delivery_failed(status: int, what: str) -> str:
+    return (
+        f"⚠️ Discord refused {what} (HTTP {status}), so part of the debate is missing here; the debate"
+        " goes on. `/debate transcript` has the full text."
+    )
+
+
+def option_error(message: str) -> str:
+    """A SpecError from the core, in the slash command's own option names."""
+    return message.replace("exchanges_per_round", "exchanges")
+
+
+def status_text(view: DebateStatusView, thread_id: int | None) -> str:
+    lines = [f"**{view.topic}** ({view.format}, debate `{view.debate_id}`)"]
+    where = f" in <#{thread_id}>" if thread_id is not None else ""
+    speaker = f" · speaking: {view.speaker}" if view.speaker else ""
+    lines.append(f"Phase: {view.phase} · round {view.round}{speaker}{where}")
+    left = f" · {minutes(view.remaining)} left" if view.remaining is not None else ""
+    lines.append(f"⏱ {minutes(view.elapsed)} elapsed{left} · {view.turns} turns so far")
+    return "\n".join(lines)
+
+
+def transcript_caption(topic: str, debate_id: str) -> str:
+    return f"📜 Transcript of **{topic}** (debate `{debate_id}`)"
+
+
+def bot_lacks(labels: Sequence[str]) -> str:
+    names = ", ".join(f"**{label}**" for label in labels)
+    return f"I can't run a debate here: I'm missing {names} in this channel. Ask an admin to grant it."
+
+
+def no_such_debate(debate_id: str) -> str:
+    return f"No debate `{debate_id}` has run in this server."

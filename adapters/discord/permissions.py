@@ -1,0 +1,56 @@
+"""The Discord permissions Rostra asks for, why, and the invite URL that grants exactly them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import discord
+
+SCOPES = ("bot", "applications.commands")
+
+
+@dataclass(frozen=True)
+class Needed:
+    flag: str
+    label: str
+    why: str
+    required: bool = True
+
+
+NEEDED = (
+    Needed("view_channel", "View Channels", "see the channels and threads where /debate is used"),
+    Needed("create_public_threads", "Create Public Threads", "open one thread per debate"),
+    Needed(
+        "send_messages_in_threads",
+        "Send Messages in Threads",
+        "post the opening, vote and closing cards and notices in the debate thread",
+    ),
+    Needed("embed_links", "Embed Links", "cards are embeds"),
+    Needed("attach_files", "Attach Files", "post files a debate produces"),
+    Needed("add_reactions", "Add Reactions", "the bot's own reactions form the people's ballot"),
+    Needed("read_message_history", "Read Message History", "Discord requires it to react to messages"),
+    Needed(
+        "manage_webhooks",
+        "Manage Webhooks",
+        "personas post through one webhook per channel, each under its own name and avatar"
+        " (without it they appear as the bot's embeds)",
+        required=False,
+    ),
+)
+
+
+def invite_permissions() -> discord.Permissions:
+    return discord.Permissions(**{n.flag: True for n in NEEDED})
+
+
+def invite_url(client_id: int) -> str:
+    return discord.utils.oauth_url(client_id, permissions=invite_permissions(), scopes=SCOPES)
+
+
+def missing_permissions(granted: discord.Permissions, *, new_thread: bool) -> list[str]:
+    """Labels of the required permissions the bot lacks in a channel (`interaction.app_permissions`)."""
+    return [
+        n.label
+        for n in NEEDED
+        if n.required and (new_thread or n.flag != "create_public_threads") and not getattr(granted, n.flag)
+    ]

@@ -1,0 +1,201 @@
+"""Event → what the debate thread should show (display operations). Pure: no I/O, only the little
+state rendering needs (turn texts, vote cards, the opening card)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import assert_never
+
+from adapters.discord.cards import (
+    clock_line,
+    closing_card,
+    ending_text,
+    notice_text,
+    opening_card,
+    switch_text,
+    verdict_card,
+)
+from adapters.discord.chunking import split_message
+from adapters.discord.outgoing import MESSAGE_LIMIT, Attachment, Op, Post, React, Show
+from adapters.discord.votecard import BallotView, vote_card
+from core.events import (
+    Artifact,
+    ClockTick,
+    DebateCompleted,
+    DebateStarted,
+    Event,
+    HumanVoteOpened,
+    Notice,
+    PhaseChanged,
+    SpeakerSwitched,
+    TurnCompleted,
+    TurnDelta,
+    TurnStarted,
+    Verdict,
+    VoteCast,
+    VoteWithdrawn,
+    VotingClosed,
+    VotingStarted,
+)
+from core.models import PersonaRef
+
+CURSOR = " ▌"
+OPENING = "opening"
+CLOSING = "closing"
+
+
+def turn_slot(turn_id: str) -> str:
+    return f"turn:{turn_id}"
+
+
+def vote_slot(vote_id: str) -> str:
+    return f"vote:{vote_id}"
+
+
+@dataclass
+class _Turn:
+    speaker: PersonaRef
+    heading: str
+    text: str = ""
+
+
+def turn_posts(speaker: PersonaRef, heading: str, text: str, *, cursor: bool = False) -> tuple[Post, ...]:
+    """A turn as one or more messages in the persona's name: a small heading, then the text."""
+    body = f"-# {heading}\n{text}" if heading else text
+    chunks = split_message(body, MESSAGE_LIMIT - len(CURSOR)) or [f"-# {heading}"]
+    if cursor:
+        chunks[-1] += CURSOR
+    return tuple(Post(content=chunk, persona=speaker) for chunk in chunks)
+
+
+def _final_text(event: TurnCompleted) -> str:
+    text = f"*{event.text}*" if event.fallback else event.text
+    extra: list[str] = []
+    if event.interrupted:
+        extra.append("-# (interrupted)")
+    for quote in event.quotes:
+        mark = "✔ verified" if quote.verified else "✘ not found in the document"
+        extra.append(f"> “{quote.text}” {mark}")
+    if event.sources:
+        extra.append("Sources:")
+        extra += [f"- [{s.title}](<{s.url}>)" for s in event.sources]
+    return "\n".join([text, *extra]) if extra else text
+
+
+class DiscordView:
+    """Turns each event into display operations, in order."""
+
+    def __init__(self, *, streaming: bool) -> None:
+        self.streaming = streaming
+        self._started: DebateStarted | None = None
+        self._turns: dict[str, _Turn] = {}
+        self._shown: set[str] = set()
+        self._ballots: dict[str, BallotView] = {}
+        self._last_moderator_text = ""
+
+    def render(self, event: Event) -> list[Op]:
+        ops = self._render(event)
+        self._shown.update(op.slot for op in ops if isinstance(op, Show))
+        return ops
+
+    def _render(self, event: Event) -> list[Op]:
+        match event:
+            case DebateStarted():
+                self._started = event
+                return [self._opening()]
+            case PhaseChanged():
+                return []
+            case TurnStarted():
+                return self._turn_started(event)
+            case TurnDelta():
+                turn = self._turns.get(event.turn_id)
+                if not self.streaming or turn is None:
+                    return []
+                turn.text += event.text
+                posts = turn_posts(turn.speaker, turn.heading, turn.text, cursor=True)
+                return [Show(turn_slot(event.turn_id), posts, live=True)]
+            case TurnCompleted():
+                turn = self._turns.pop(event.turn_id, None)
+                heading = turn.heading if turn is not None else f"Round {event.round}"
+                if event.role == "moderator":
+                    self._last_moderator_text = event.text
+                posts = turn_posts(event.speaker, heading, _final_text(event))
+                return [Show(turn_slot(event.turn_id), posts)]
+            case VotingStarted():
+                ballot = self._ballots[event.vote_id] = BallotView(event)
+                ops: list[Op] = [self._card(ballot)]
+                emojis = tuple(o.emoji for o in event.options if o.emoji)
+                if event.humans != "off" and emojis:
+                    ops.append(React(vote_slot(event.vote_id), emojis))
+                return ops
+            case HumanVoteOpened():
+                return self._ballot_update(event.vote_id, window=event)
+            case VoteCast():
+                view = self._ballots.get(event.vote_id)
+                if view is None:
+                    return []
+                (view.people if event.voter.human else view.ai)[event.voter.id] = event
+                return [self._card(view, live=event.voter.human)]
+            case VoteWithdrawn():
+                view = self._ballots.get(event.vote_id)
+                if view is None:
+                    return []
+                view.people.pop(event.voter.id, None)
+                return [self._card(view, live=True)]
+            case VotingClosed():
+                return self._ballot_update(event.vote_id, closed=event)
+            case SpeakerSwitched():
+                return [Show(f"switch:{event.seq}", (Post(content=switch_text(event)),))]
+            case ClockTick():
+                status = clock_line(event.elapsed, event.remaining, event.paused)
+                return [self._opening(status, live=True)] if self._started is not None else []
+            case Verdict():
+                return [Show(f"verdict:{event.seq}", (Post(cards=(verdict_card(event),)),))]
+            case Notice():
+                return [Show(f"notice:{event.seq}", (Post(content=notice_text(event)),))]
+            case Artifact():
+                post = Post(content=f"📎 {event.name}", attachment=Attachment(event.name, event.content))
+                return [Show(f"artifact:{event.seq}", (post,))]
+            case DebateCompleted():
+                return self._completed(event)
+            case _:
+                assert_never(event)
+
+    # --- pieces ------------------------------------------------------------------------------
+
+    def _opening(self, status: str = "", *, live: bool = False) -> Show:
+        assert self._started is not None
+        card = opening_card(self._started, status=status)
+        return Show(OPENING, (Post(cards=(card,)),), live=live)
+
+    def _turn_started(self, event: TurnStarted) -> list[Op]:
+        self._turns[event.turn_id] = _Turn(event.speaker, event.heading)
+        slot = turn_slot(event.turn_id)
+        if event.attempt > 1 and slot in self._shown:
+            posts = turn_posts(event.speaker, event.heading, "↻ *starting over…*", cursor=self.streaming)
+            return [Show(slot, posts)]
+        return []
+
+    def _card(self, view: BallotView, *, live: bool = False) -> Show:
+        return Show(vote_slot(view.started.vote_id), (Post(cards=(vote_card(view),)),), live=live)
+
+    def _ballot_update(
+        self, vote_id: str, *, window: HumanVoteOpened | None = None, closed: VotingClosed | None = None
+    ) -> list[Op]:
+        view = self._ballots.get(vote_id)
+        if view is None:
+            return []
+        if window is not None:
+            view.window = window
+        if closed is not None:
+            view.closed = closed
+        return [self._card(view)]
+
+    def _completed(self, event: DebateCompleted) -> list[Op]:
+        topic = self._started.topic if self._started is not None else ""
+        summary = event.summary.strip()
+        extra = summary if summary and summary != self._last_moderator_text.strip() else None
+        ops: list[Op] = [Show(CLOSING, (Post(cards=(closing_card(event, topic, summary=extra),)),))]
+        if self._started is not None:
+            ops.append(self._opening(f"Ended: {ending_text(event)}"))
+        return ops

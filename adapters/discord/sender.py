@@ -1,0 +1,197 @@
+"""The thin layer that talks to Discord for one debate thread.
+
+Persona posts go through the parent channel's webhook (`username`, `avatar_url`, `thread=`); without
+Manage Webhooks they become the bot's own messages with the persona as embed author, after one
+notice saying which permission turns personas on. Every call carries `AllowedMentions.none()` and
+is retried a few times when Discord answers 5xx or 429.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TypeVar
+
+import discord
+
+from adapters.discord import messages
+from adapters.discord.cards import as_bot_post
+from adapters.discord.outgoing import Card, Post
+from adapters.discord.settings import DiscordSettings
+from adapters.discord.webhooks import PersonaWebhooks
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+NO_MENTIONS = discord.AllowedMentions.none()
+UNKNOWN_WEBHOOK = 10015
+USERNAME_LIMIT = 80
+
+
+def embed_of(card: Card) -> discord.Embed:
+    embed = discord.Embed(title=card.title or None, description=card.description or None, color=card.color)
+    if card.author is not None:
+        embed.set_author(name=card.author.name, icon_url=card.author.icon_url)
+    for f in card.fields:
+        embed.add_field(name=f.name, value=f.value, inline=f.inline)
+    if card.footer:
+        embed.set_footer(text=card.footer)
+    return embed
+
+
+def _transient(exc: discord.HTTPException) -> bool:
+    return exc.status >= 500 or exc.status == 429
+
+
+class Sender:
+    def __init__(
+        self,
+        *,
+        thread: discord.Thread,
+        webhooks: PersonaWebhooks,
+        owner_id: int,
+        settings: DiscordSettings,
+        remember: Callable[[str, str], Awaitable[None]],
+    ) -> None:
+        self._thread = thread
+        self._webhooks = webhooks
+        self._owner_id = owner_id
+        self._settings = settings
+        self._remember = remember
+        self._webhook_id: int | None = None
+        self._fallback = False
+
+    # --- the four things a debate needs --------------------------------------------------------
+
+    async def send(self, post: Post) -> discord.Message:
+        for _ in range(2):  # a deleted webhook is recreated once
+            hook = await self._webhook() if post.persona is not None and not self._fallback else None
+            if hook is None:
+                break
+            try:
+                return await self._retrying(partial(self._hook_send, hook, post))
+            except discord.NotFound as exc:
+                if exc.code != UNKNOWN_WEBHOOK:
+                    raise
+                self._lost(hook)
+        return await self._retrying(lambda: self._bot_send(post))
+
+    async def edit(self, message: discord.Message, post: Post) -> discord.Message:
+        """The message showing `post` now (a new one when the old one can no longer be edited)."""
+        if message.webhook_id is None:
+            return await self._retrying(lambda: self._bot_edit(message, post))
+        hook = await self._webhook() if not self._fallback else None
+        if hook is None or hook.id != message.webhook_id:
+            return await self.send(post)
+        try:
+            return await self._retrying(lambda: self._hook_edit(hook, message, post))
+        except discord.NotFound as exc:
+            if exc.code != UNKNOWN_WEBHOOK:
+                raise
+            self._lost(hook)
+            return await self.send(post)
+
+    async def delete(self, message: discord.Message) -> None:
+        with contextlib.suppress(discord.NotFound):
+            await self._retrying(message.delete)
+
+    async def react(self, message: discord.Message, emoji: str) -> None:
+        await self._retrying(lambda: message.add_reaction(emoji))
+
+    # --- webhook or bot ------------------------------------------------------------------------
+
+    async def _webhook(self) -> discord.Webhook | None:
+        parent = self._thread.parent
+        if not isinstance(parent, discord.TextChannel | discord.ForumChannel):
+            await self._fall_back(self._thread.parent_id)
+            return None
+        try:
+            hook = await self._retrying(lambda: self._webhooks.get(parent, self._owner_id))
+        except discord.Forbidden:
+            await self._fall_back(parent.id)
+            return None
+        if hook.id != self._webhook_id:
+            self._webhook_id = hook.id
+            await self._remember("discord.webhook_id", str(hook.id))
+            await self._remember("discord.persona_mode", "webhook")
+        return hook
+
+    async def _fall_back(self, channel_id: int) -> None:
+        self._fallback = True
+        log.warning("thread %s: no webhook, personas post as the bot", self._thread.id)
+        await self._remember("discord.persona_mode", "embeds")
+        await self._retrying(lambda: self._bot_send(Post(content=messages.no_webhooks(channel_id))))
+
+    def _lost(self, hook: discord.Webhook) -> None:
+        log.warning("webhook %s was deleted; making a new one", hook.id)
+        self._webhooks.forget(self._thread.parent_id, hook.id)
+        self._webhook_id = None
+
+    async def _hook_send(self, hook: discord.Webhook, post: Post) -> discord.Message:
+        assert post.persona is not None
+        persona = post.persona
+        return await hook.send(
+            content=post.content or discord.utils.MISSING,
+            username=persona.name[:USERNAME_LIMIT],
+            avatar_url=persona.avatar_url or discord.utils.MISSING,
+            embeds=[embed_of(c) for c in post.cards],
+            thread=self._thread,
+            files=self._files(post),
+            allowed_mentions=NO_MENTIONS,
+            wait=True,
+        )
+
+    async def _hook_edit(
+        self, hook: discord.Webhook, message: discord.Message, post: Post
+    ) -> discord.Message:
+        return await hook.edit_message(
+            message.id,
+            content=post.content or None,
+            embeds=[embed_of(c) for c in post.cards],
+            thread=self._thread,
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    async def _bot_send(self, post: Post) -> discord.Message:
+        post = as_bot_post(post)
+        return await self._thread.send(
+            content=post.content or None,
+            embeds=[embed_of(c) for c in post.cards],
+            files=self._files(post),
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    async def _bot_edit(self, message: discord.Message, post: Post) -> discord.Message:
+        post = as_bot_post(post)
+        return await message.edit(
+            content=post.content or None,
+            embeds=[embed_of(c) for c in post.cards],
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    @staticmethod
+    def _files(post: Post) -> list[discord.File]:
+        if post.attachment is None:
+            return []
+        data = io.BytesIO(post.attachment.content.encode("utf-8"))
+        return [discord.File(data, filename=post.attachment.filename)]
+
+    # --- retries -------------------------------------------------------------------------------
+
+    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
+        retries = self._settings.send_retries
+        for attempt in range(retries + 1):
+            try:
+                return await call()
+            except discord.HTTPException as exc:
+                if not _transient(exc) or attempt == retries:
+                    raise
+                delay = self._settings.retry_delay * 2**attempt
+                log.warning("Discord answered %s; retrying in %.1f s", exc.status, delay)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")

@@ -1,0 +1,223 @@
+"""Delivers one debate's events into its Discord thread, in order.
+
+`emit` only enqueues (it runs inside the engine's task); a worker task drains the queue: it renders
+each event, applies the display operations through the sender, holds back interim edits (the edit
+throttle), wires vote cards to reactions and records where everything was posted (binding values,
+for resuming later). The worker exists only while there is work, and is cancelled on close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import discord
+
+from adapters.discord import messages
+from adapters.discord.ballots import CardBallot, CardRegistry
+from adapters.discord.outgoing import Op, Post, React, Show
+from adapters.discord.render import DiscordView, vote_slot
+from adapters.discord.sender import Sender
+from adapters.discord.settings import DiscordSettings
+from adapters.discord.throttle import EditThrottle
+from adapters.discord.webhooks import PersonaWebhooks
+from core.events import DebateCompleted, Event, HumanVoteOpened, VotingClosed, VotingStarted
+from core.ports import Store
+from core.session import DebateHandle
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_CHANNEL = 10003
+
+
+@dataclass
+class _Slot:
+    messages: list[discord.Message] = field(default_factory=list)
+    posts: list[Post] = field(default_factory=list)
+
+
+class DiscordSink:
+    def __init__(
+        self,
+        *,
+        thread: discord.Thread,
+        webhooks: PersonaWebhooks,
+        owner_id: int,
+        settings: DiscordSettings,
+        store: Store,
+        cards: CardRegistry,
+        on_finished: Callable[[str], None],
+    ) -> None:
+        self._debate_id: str | None = None
+        self._sender = Sender(
+            thread=thread, webhooks=webhooks, owner_id=owner_id, settings=settings, remember=self._remember
+        )
+        self._view = DiscordView(streaming=settings.streaming)
+        self._store = store
+        self._cards = cards
+        self._throttle = EditThrottle(settings.edit_interval, time.monotonic)
+        self._on_finished = on_finished
+        self._queue: deque[Event] = deque()
+        self._wake = asyncio.Event()
+        self._worker: asyncio.Task[None] | None = None
+        self._slots: dict[str, _Slot] = {}
+        self._ballots: dict[str, CardBallot] = {}
+        self._handle: DebateHandle | None = None
+        self._closed = False
+
+    def attach(self, handle: DebateHandle) -> None:
+        """The running debate (for votes and stop); set right after it starts."""
+        self._handle = handle
+        self._debate_id = handle.debate_id
+
+    def _message_ids(self, slot: str) -> list[int]:
+        return [m.id for m in self._slots[slot].messages] if slot in self._slots else []
+
+    # --- the engine's side ---------------------------------------------------------------------
+
+    async def emit(self, event: Event) -> None:
+        if self._closed:
+            if isinstance(event, DebateCompleted):
+                self._on_finished(event.debate_id)
+            return
+        self._queue.append(event)
+        self._wake.set()
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._drain(), name=f"discord-sink-{event.debate_id}")
+            self._worker.add_done_callback(self._worker_done)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._queue.clear()
+        worker, self._worker = self._worker, None
+        if worker is not None and not worker.done():
+            worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
+        for vote_id in list(self._ballots):
+            for message_id in self._message_ids(vote_slot(vote_id)):
+                self._cards.untrack(message_id)
+        self._ballots.clear()
+
+    # --- the worker ----------------------------------------------------------------------------
+
+    def _worker_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("debate %s: the Discord delivery stopped", self._debate_id, exc_info=task.exception())
+
+    async def _drain(self) -> None:
+        while True:
+            for show in self._throttle.take_due():
+                await self._guarded(show)
+            if self._queue:
+                await self._deliver(self._queue.popleft())
+                continue
+            wait = self._throttle.next_due()
+            if wait is None:
+                return
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+
+    async def _deliver(self, event: Event) -> None:
+        self._debate_id = self._debate_id or event.debate_id
+        try:
+            for op in self._view.render(event):
+                await self._guarded(op)
+                if isinstance(event, VotingStarted) and isinstance(op, Show):
+                    self._open_ballot(event)  # reactions count from the moment the card exists
+            await self._follow_up(event)
+        except Exception:  # one funnel: a bug in one event's delivery must not stop the rest
+            log.exception("debate %s: could not deliver %s #%d", self._debate_id, event.kind, event.seq)
+
+    async def _guarded(self, op: Op) -> None:
+        """Apply one operation; a Discord refusal of a final state becomes a notice, never a stop."""
+        if self._closed:
+            return
+        try:
+            await self._apply(op)
+        except discord.HTTPException as exc:
+            log.warning("debate %s: Discord refused %s: %s", self._debate_id, op.slot, exc)
+            if isinstance(exc, discord.NotFound) and exc.code == UNKNOWN_CHANNEL:
+                await self._thread_gone()
+                return
+            if isinstance(op, Show) and op.live:
+                return  # an interim state: the next one (or the final one) tries again
+            what = "an edit" if op.slot in self._slots and self._slots[op.slot].messages else "a message"
+            with contextlib.suppress(discord.HTTPException):
+                await self._sender.send(Post(content=messages.delivery_failed(exc.status, what)))
+
+    async def _apply(self, op: Op) -> None:
+        if isinstance(op, React):
+            targets = self._slots.get(op.slot)
+            if targets is not None and targets.messages:
+                for emoji in op.emojis:
+                    await self._sender.react(targets.messages[0], emoji)
+            return
+        slot = self._slots.get(op.slot)
+        update = self._throttle.offer(op, first=slot is None or not slot.messages)
+        if update is not None:
+            await self._show(update)
+
+    async def _show(self, show: Show) -> None:
+        slot = self._slots.setdefault(show.slot, _Slot())
+        before = [m.id for m in slot.messages]
+        try:
+            for i, post in enumerate(show.posts):
+                if i >= len(slot.messages):
+                    slot.messages.append(await self._sender.send(post))
+                    slot.posts.append(post)
+                elif slot.posts[i] != post:
+                    slot.messages[i] = await self._sender.edit(slot.messages[i], post)
+                    slot.posts[i] = post
+            while len(slot.messages) > len(show.posts):
+                await self._sender.delete(slot.messages.pop())
+                slot.posts.pop()
+        finally:
+            self._throttle.applied(show.slot)
+            after = [m.id for m in slot.messages]
+            if after != before:
+                await self._remember(f"discord.slot.{show.slot}", ",".join(map(str, after)))
+
+    # --- what follows an event: ballots, the end -------------------------------------------------
+
+    def _open_ballot(self, event: VotingStarted) -> None:
+        ids = self._message_ids(vote_slot(event.vote_id))
+        if event.humans == "off" or self._handle is None or not ids or event.vote_id in self._ballots:
+            return
+        card = CardBallot(self._handle, event.vote_id, event.options)
+        self._ballots[event.vote_id] = card
+        self._cards.track(ids[0], card)
+
+    async def _follow_up(self, event: Event) -> None:
+        if isinstance(event, HumanVoteOpened):
+            opened = self._ballots.get(event.vote_id)
+            if opened is not None:
+                await opened.window_opened()
+        elif isinstance(event, VotingClosed):
+            if self._ballots.pop(event.vote_id, None) is not None:
+                for message_id in self._message_ids(vote_slot(event.vote_id)):
+                    self._cards.untrack(message_id)
+        elif isinstance(event, DebateCompleted):
+            for show in self._throttle.drop():
+                await self._guarded(show)
+            self._on_finished(event.debate_id)
+
+    async def _thread_gone(self) -> None:
+        self._queue.clear()
+        self._closed = True
+        if self._handle is not None and not self._handle.done:
+            await self._handle.stop("the debate thread was deleted")
+
+    async def _remember(self, key: str, value: str) -> None:
+        if self._debate_id is None:
+            return
+        try:
+            await self._store.set_binding_value(self._debate_id, key, value)
+        except Exception:
+            log.exception("debate %s: could not record %s", self._debate_id, key)

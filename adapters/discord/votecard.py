@@ -1,0 +1,112 @@
+"""The vote card: every AI vote as it arrives, the people's window and tally, then the result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from adapters.discord.cards import (
+    BLURPLE,
+    DESCRIPTION_LIMIT,
+    GREEN,
+    GREY,
+    RED,
+    TITLE_LIMIT,
+    clip,
+    option_label,
+    timestamp,
+)
+from adapters.discord.outgoing import Card
+from core.events import HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
+from core.models import VoteOption
+
+_DECISION_COLOR = {"keep": GREEN, "replace": RED, "for": GREEN, "against": RED}
+
+
+@dataclass
+class BallotView:
+    """What a vote card shows: the ballot, AI votes as they arrive, people's votes, the result."""
+
+    started: VotingStarted
+    ai: dict[str, VoteCast] = field(default_factory=dict)
+    people: dict[str, VoteCast] = field(default_factory=dict)
+    window: HumanVoteOpened | None = None
+    closed: VotingClosed | None = None
+
+    def option(self, key: str) -> VoteOption | None:
+        return next((o for o in self.started.options if o.key == key), None)
+
+    def choice_text(self, key: str) -> str:
+        option = self.option(key)
+        return option_label(option) if option is not None else key
+
+    def people_tally(self) -> dict[str, int]:
+        counts = {o.key: 0 for o in self.started.options}
+        for vote in self.people.values():
+            counts[vote.choice] = counts.get(vote.choice, 0) + 1
+        return counts
+
+
+def _tally_text(view: BallotView, tally: Mapping[str, float]) -> str:
+    return " · ".join(f"{view.choice_text(k)} {v:g}" for k, v in tally.items())
+
+
+def _voter_lines(view: BallotView) -> list[str]:
+    lines = []
+    voters: list[tuple[str, str]] = [(v.id, f"{v.emoji} **{v.name}**") for v in view.started.voters]
+    known = {vid for vid, _ in voters}
+    voters += [(vid, f"{c.voter.emoji} **{c.voter.name}**") for vid, c in view.ai.items() if vid not in known]
+    for voter_id, label in voters:
+        cast = view.ai.get(voter_id)
+        if cast is None:
+            lines.append(f"{label} — *thinking…*" if view.closed is None else f"{label} — *no vote*")
+            continue
+        reason = f" — *{cast.reason}*" if cast.defaulted else f" — {cast.reason}" if cast.reason else ""
+        lines.append(f"{label} → {view.choice_text(cast.choice)}{reason}")
+    return lines
+
+
+def _people_lines(view: BallotView) -> list[str]:
+    mode = view.started.humans
+    choices = " or ".join(option_label(o) for o in view.started.options)
+    lines: list[str] = []
+    if view.closed is not None:
+        return lines
+    if view.window is not None:
+        ends = view.window.at + timedelta(seconds=view.window.window)
+        lead = "**It's a tie — people decide.**" if view.window.reason == "tie" else "**People vote now.**"
+        lines.append(f"{lead} React {choices}; voting closes {timestamp(ends)}.")
+    elif mode == "tiebreak":
+        lines.append(f"If the observers tie, people decide: react {choices}.")
+    elif mode == "vote":
+        lines.append(f"People vote too: react {choices} once voting opens.")
+    if view.people or view.window is not None:
+        lines.append(f"People: {_tally_text(view, view.people_tally())}")
+    return lines
+
+
+def vote_card(view: BallotView) -> Card:
+    started = view.started
+    lines = _voter_lines(view)
+    people = _people_lines(view)
+    if people:
+        lines += ["", *people]
+    color = BLURPLE
+    closed = view.closed
+    if closed is not None:
+        lines += ["", f"**Result: {closed.decision_label}**"]
+        if started.voters or view.ai:
+            lines.append(f"AI: {_tally_text(view, closed.tally)}")
+        if any(closed.human_tally.values()):
+            lines.append(f"People: {_tally_text(view, closed.human_tally)}")
+        if closed.note:
+            lines.append(f"*{closed.note}*")
+        color = _DECISION_COLOR.get(closed.decision, GREY)
+    state = "closed" if closed is not None else "open"
+    return Card(
+        title=clip(f"🗳️ {started.title}", TITLE_LIMIT),
+        description=clip("\n".join(lines), DESCRIPTION_LIMIT),
+        color=color,
+        footer=f"Vote {started.vote_id} · {state}",
+    )

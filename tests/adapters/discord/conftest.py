@@ -1,0 +1,140 @@
+"""Discord tests: the real bot (discord.py) against simcord's in-memory Discord, with a real
+runtime (SQLite in a temp dir, the scripted model, no network).
+
+Time: the runtime keeps its default `RealClock` (loop time and `asyncio.sleep`). Inside the bot's
+tasks simcord virtualises both: the debate's clock stands still unless the test moves it, and a
+long sleep such as a 30 s human voting window is parked until `env.advance_time(...)`. So the
+scripted model runs with no latency, a debate runs to its end (or to its first window) within
+one actor call, and every window closes exactly when the test says.
+
+Per-test settings go through the `rostra` marker: `@pytest.mark.rostra(script={...},
+discord={...}, limits={...}, formats={...})`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+from simcord import ChannelHandle, Env, GuildHandle, HttpLogEntry, InteractionResult, MemberActor
+
+from adapters.discord import create_bot
+from adapters.discord.bot import RostraBot
+from bot.runtime import Runtime
+from core.clock import RealClock
+from core.events import Event
+from core.ports import DebateRecord
+from tests.helpers import make_config, write_script
+
+TOPIC = "Should cities ban cars?"
+SCRIPT: dict[str, Any] = {
+    "proposition": ["Cities should ban cars. Streets belong to people, not parking."],
+    "opposition": ["A ban punishes those with no other way to get to work."],
+    "observer": [{"vote": "keep", "reason": "Clear and on topic."}],
+    "moderator": ["Both sides made their case; the question is how fast, and for whom."],
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "rostra(script=..., **sections): the runtime's script and config overrides"
+    )
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Runtime]:
+    marker = request.node.get_closest_marker("rostra")
+    given: dict[str, Any] = dict(marker.kwargs) if marker else {}
+    script = write_script(tmp_path, given.pop("script", SCRIPT))
+    sections: dict[str, Any] = {
+        "model": {"script": str(script), "latency": 0},
+        "limits": {"max_rounds": 1},
+        "discord": {"edit_interval": 0, "retry_delay": 0},
+    }
+    for name, values in given.items():
+        sections[name] = {**sections.get(name, {}), **values}
+    config = make_config(tmp_path, **sections)
+    async with Runtime(config, clock=RealClock()) as rt:
+        yield rt
+
+
+@pytest.fixture
+def simcord_bot(runtime: Runtime) -> RostraBot:
+    return create_bot(runtime)
+
+
+@dataclass
+class World:
+    env: Env
+    rt: Runtime
+    guild: GuildHandle
+    channel: ChannelHandle
+    alice: MemberActor
+    bob: MemberActor
+    carol: MemberActor
+
+    @property
+    def bot(self) -> RostraBot:
+        bot = self.env.bot
+        assert isinstance(bot, RostraBot)
+        return bot
+
+    async def start(
+        self,
+        member: MemberActor | None = None,
+        channel: ChannelHandle | None = None,
+        *,
+        topic: str = TOPIC,
+        **options: Any,
+    ) -> InteractionResult:
+        """`/debate start`; an arena debate gets one exchange per round unless told otherwise."""
+        if "format" not in options:
+            options.setdefault("exchanges", 1)
+        return await (member or self.alice).slash(
+            channel or self.channel, "debate start", topic=topic, **options
+        )
+
+    def thread(self, channel: ChannelHandle | None = None) -> ChannelHandle:
+        [thread] = (channel or self.channel).threads
+        return thread
+
+    async def latest(self) -> DebateRecord:
+        [record, *_] = await self.rt.store.list_debates(1)
+        return record
+
+    async def events(self, debate_id: str | None = None) -> list[Event]:
+        return await self.rt.store.events(debate_id or (await self.latest()).id)
+
+    def persona_requests(self, method: str = "POST") -> list[HttpLogEntry]:
+        """Webhook executions (persona messages), not interaction replies."""
+        app = self.env.bot.application_id
+        return [
+            r
+            for r in self.env.http_requests
+            if r.method == method
+            and re.fullmatch(r"/webhooks/\d+/[^/]+(/messages/\d+)?", r.path)
+            and not r.path.startswith(f"/webhooks/{app}/")
+        ]
+
+
+def cards(channel: ChannelHandle) -> list[discord.Embed]:
+    """Every embed in a channel or thread, oldest first."""
+    return [embed for message in channel.history() for embed in message.embeds]
+
+
+def card(channel: ChannelHandle, title_start: str) -> discord.Message:
+    [found] = [m for m in channel.history() if m.embeds and (m.embeds[0].title or "").startswith(title_start)]
+    return found
+
+
+@pytest.fixture
+async def world(simcord_env: Env, runtime: Runtime) -> World:
+    guild = simcord_env.create_guild("Agora")
+    channel = guild.create_text_channel("debates")
+    members = [guild.add_member(simcord_env.create_user(name)) for name in ("alice", "bob", "carol")]
+    return World(simcord_env, runtime, guild, channel, *members)

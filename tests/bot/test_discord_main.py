@@ -1,0 +1,92 @@
+"""`rostra discord` and `rostra discord-invite`: clear one-line errors, the exact invite URL."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import subprocess
+import sys
+from collections.abc import Sequence
+from urllib.parse import parse_qs, urlparse
+
+import discord
+import pytest
+
+from bot.cli import UsageError
+from bot.discord_main import add_discord_commands, application_id_from_token
+from tests.helpers import CONFIG_PATH, REPO
+
+APP_ID = 1456074443980800000
+EXPECTED = discord.Permissions(
+    view_channel=True,
+    create_public_threads=True,
+    send_messages_in_threads=True,
+    embed_links=True,
+    attach_files=True,
+    add_reactions=True,
+    read_message_history=True,
+    manage_webhooks=True,
+)
+
+
+def run(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="rostra")
+    parser.add_argument("--config")
+    add_discord_commands(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["--config", str(CONFIG_PATH), *argv])
+    code: int = args.handler(args)
+    return code
+
+
+def _token(app_id: int) -> str:
+    head = base64.urlsafe_b64encode(str(app_id).encode()).decode().rstrip("=")
+    return f"{head}.GhXyZw.not-a-real-secret"
+
+
+def test_discord_without_a_token_says_how_to_get_one() -> None:
+    with pytest.raises(UsageError, match=r"^DISCORD_TOKEN is not set: create an application at https://"):
+        run(["discord"])
+
+
+def test_discord_checks_the_models_before_connecting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DISCORD_TOKEN", _token(APP_ID))  # the shipped config wants Claude, and no key is set
+    with pytest.raises(UsageError, match="needs ANTHROPIC_API_KEY"):
+        run(["discord"])
+
+
+def test_invite_asks_for_exactly_the_permissions_needed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["discord-invite", "--client-id", str(APP_ID)]) == 0
+
+    url = urlparse(capsys.readouterr().out.strip())
+    query = parse_qs(url.query)
+    assert (url.netloc, url.path) == ("discord.com", "/oauth2/authorize")
+    assert query["client_id"] == [str(APP_ID)]
+    assert query["scope"] == ["bot applications.commands"]
+    assert discord.Permissions(int(query["permissions"][0])) == EXPECTED
+
+
+def test_invite_reads_the_application_id_from_the_token(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DISCORD_TOKEN", _token(APP_ID))
+    assert run(["discord-invite"]) == 0
+    assert f"client_id={APP_ID}" in capsys.readouterr().out
+    assert application_id_from_token("garbage!!") is None
+
+
+def test_invite_without_any_application_id_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="pass --client-id"):
+        run(["discord-invite"])
+
+
+def test_a_bad_client_id_is_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        run(["discord-invite", "--client-id", "abc"])
+    assert exit_info.value.code == 2
+    assert "--client-id must be a number" in capsys.readouterr().err
+
+
+def test_importing_the_discord_pieces_does_not_load_discord_py() -> None:
+    code = "import sys, bot.config, bot.discord_main, adapters.discord;print('discord' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.strip() == "False"
