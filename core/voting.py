@@ -48,7 +48,9 @@ class HumanBallots:
         if not self.is_open(vote_id):
             raise BallotClosedError(f"Voting on {vote_id} is not open to people right now.")
         ballot = self._state.ballots[vote_id]
-        keys = [o.key for o in ballot.options]
+        window = ballot.human_window
+        options = window.options if window is not None else ballot.options  # a tie offers only the tied
+        keys = [o.key for o in options]
         if choice not in keys:
             raise InvalidChoiceError(f"{choice!r} is not an option; choose one of {', '.join(keys)}.")
         current = ballot.human_votes.get(voter_id)

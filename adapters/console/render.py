@@ -40,6 +40,12 @@ _ROLE_TEXT = {
     "observer": "observes and votes",
     "opposition": "argues against",
     "moderator": "moderates",
+    "proposer": "argues for the motion",
+    "critic": "argues against, steelmanning first",
+    "judge": "rules on the arguments",
+    "council": "proposes, revises and votes",
+    "panellist": "answers from their document",
+    "synthesiser": "writes the final answer",
 }
 
 
@@ -140,7 +146,7 @@ class ConsoleView:
                 voters = ", ".join(f"{v.emoji} {v.name}" for v in event.voters)
                 pieces = [Piece(Text("")), Piece(title)]
                 if voters:
-                    pieces.append(Piece(Text(f"   observers: {voters}", style="dim")))
+                    pieces.append(Piece(Text(f"   voting: {voters}", style="dim")))
                 return pieces
             case HumanVoteOpened():
                 choices = " / ".join(f"{o.emoji} {o.label}" for o in event.options)
@@ -214,11 +220,13 @@ class ConsoleView:
         return Text(label, style=f"bold {_CHOICE_STYLE.get(choice, 'cyan')}")
 
     def _vote_result(self, event: VotingClosed) -> Panel:
+        labels = {o.key: o.label for o in self._options.get(event.vote_id, ())}
         body = Text(event.decision_label, style="bold")
-        tally = " · ".join(f"{k} {v:g}" for k, v in event.tally.items())
-        body.append(f"\nAI: {tally}", style="")
+        if event.tally:
+            tally = " · ".join(f"{labels.get(k, k)} {v:g}" for k, v in event.tally.items())
+            body.append(f"\nAI: {tally}", style="")
         if any(event.human_tally.values()):
-            people = " · ".join(f"{k} {v}" for k, v in event.human_tally.items())
+            people = " · ".join(f"{labels.get(k, k)} {v}" for k, v in event.human_tally.items())
             body.append(f"\npeople: {people}")
         if event.note:
             body.append(f"\n{event.note}", style="italic dim")
