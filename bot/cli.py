@@ -91,8 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     transcript.set_defaults(handler=_transcript)
 
     from bot.discord_main import add_discord_commands
+    from bot.slack_main import add_slack_commands
 
     add_discord_commands(sub)
+    add_slack_commands(sub)
     return parser
 
 

@@ -114,11 +114,21 @@ class DebateSession:
     async def emit(self, event: Any) -> Any:
         """Stamp `event`, store it, apply it to the state, then hand it to the sink.
 
-        A sink may emit from inside its own `emit` (e.g. cast the votes already on a ballot when a
-        window opens): that nested emit runs at once, so the store and the sink still see one order.
+        An emit always runs to the end, even when its caller is cancelled (a stop lands mid-write):
+        otherwise the in-memory seq, the state and the log could part ways. A sink may emit from
+        inside its own `emit` (e.g. cast the votes already on a ballot when a window opens): that
+        nested emit runs at once, so the store and the sink still see one order.
         """
-        if self._delivering is asyncio.current_task():
+        if self._delivering is not None and self._delivering is asyncio.current_task():
             return await self._emit_locked(event)
+        emitting = asyncio.ensure_future(self._emit_in_order(event))
+        try:
+            return await asyncio.shield(emitting)
+        except asyncio.CancelledError:
+            await asyncio.wait([emitting])  # finish the write, then let the cancellation through
+            raise
+
+    async def _emit_in_order(self, event: Any) -> Any:
         async with self._lock:
             self._delivering = asyncio.current_task()
             try:
@@ -133,8 +143,8 @@ class DebateSession:
         )
         try:
             await self._store.append(stamped)
-        except BaseException:
-            self._seq -= 1
+        except Exception:
+            self._seq -= 1  # not stored: the next event takes this seq
             raise
         self.state.apply(stamped)
         try:

@@ -12,7 +12,17 @@ class SlackSettings(BaseModel):
     streaming: bool = Field(True, description="stream turns by chat.update; off posts whole turns")
     edit_interval: float = Field(1.0, ge=0.0, description="minimum seconds between updates of one message")
     http_port: int = Field(3000, ge=1, le=65535, description="port for HTTP mode (no SLACK_APP_TOKEN)")
+    http_host: str = Field("0.0.0.0", description="address the HTTP mode server listens on")
     starter_users: list[str] = Field(
         default_factory=list, description="user ids allowed to start and stop debates; empty means anyone"
     )
     starter_groups: list[str] = Field(default_factory=list, description="user-group ids allowed likewise")
+    group_cache_seconds: float = Field(
+        300.0, ge=0.0, description="how long a user group's member list is remembered"
+    )
+    message_limit: int = Field(
+        3000, ge=200, le=3900, description="characters per message; longer turns are split"
+    )
+    rate_limit_retries: int = Field(
+        3, ge=0, le=10, description="retries of a Web API call answered 429 (after its Retry-After)"
+    )

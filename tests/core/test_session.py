@@ -131,3 +131,38 @@ async def test_shutting_the_runtime_down_leaves_running_debates_interrupted(tmp_
     async with Runtime(config) as rt:
         record = await rt.store.get_debate(debate_id)
     assert record is not None and record.status == "interrupted"
+
+
+async def test_a_stop_landing_while_an_event_is_being_written_still_closes_the_debate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop cancels the debate's task; a write in flight must finish first (it used to wedge)."""
+    import asyncio
+
+    from core.clock import RealClock
+    from core.spec import DebateSpec
+    from core.storage.sqlite import SQLiteStore
+    from tests.helpers import RecordingSink, make_config
+
+    original = SQLiteStore.append
+    writing = asyncio.Event()
+
+    async def slow_append(self: SQLiteStore, event: Event) -> None:
+        await original(self, event)
+        if event.kind == "turn_delta":
+            writing.set()
+            await asyncio.sleep(0.005)  # the stop arrives between the commit and the return
+
+    monkeypatch.setattr(SQLiteStore, "append", slow_append)
+    sink = RecordingSink()
+    async with Runtime(make_config(tmp_path, model={"latency": 0.001}), clock=RealClock()) as rt:
+        handle = await rt.start_debate(DebateSpec("arena", "Tabs or spaces?", {"humans": "off"}), sink)
+        await writing.wait()
+        await handle.stop("stopped mid-write")
+        result = await asyncio.wait_for(handle.wait(), 10)
+        record = await rt.store.get_debate(handle.debate_id)
+        stored = await rt.store.events(handle.debate_id)
+    assert result.reason == "stopped"
+    assert record is not None and record.status == "stopped"
+    assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
+    assert stored[-1].kind == "debate_completed"

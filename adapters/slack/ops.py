@@ -1,0 +1,66 @@
+"""What the renderer asks the sender to do in the thread: plain data, no I/O.
+
+Messages are named by a key (`opening`, `turn:t3`, `turn:t3:1`, `vote:v1`, `event:42`); the sender
+maps keys to Slack timestamps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.models import PersonaRef
+
+Block = dict[str, Any]
+
+OPENING = "opening"
+
+
+def turn_key(turn_id: str, part: int = 0) -> str:
+    return f"turn:{turn_id}" if part == 0 else f"turn:{turn_id}:{part}"
+
+
+def vote_key(vote_id: str) -> str:
+    return f"vote:{vote_id}"
+
+
+def event_key(seq: int) -> str:
+    return f"event:{seq}"
+
+
+@dataclass(frozen=True)
+class Post:
+    """A new message in the debate's thread; as the persona when `persona` is set."""
+
+    key: str
+    text: str
+    blocks: tuple[Block, ...] = ()
+    persona: PersonaRef | None = None
+    reactions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Update:
+    """New content for a posted message. `interim` updates may be throttled or skipped for a newer one."""
+
+    key: str
+    text: str
+    blocks: tuple[Block, ...] = ()
+    interim: bool = False
+
+
+@dataclass(frozen=True)
+class Delete:
+    key: str
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file for the thread (transcripts, a format's Markdown artifact)."""
+
+    filename: str
+    content: str
+    title: str
+
+
+Op = Post | Update | Delete | Upload

@@ -1,0 +1,17 @@
+"""What the Slack app needs; `slack-manifest.yaml` lists exactly these (a test checks it)."""
+
+BOT_SCOPES = frozenset(
+    {
+        "app_mentions:read",  # receive app_mention events
+        "chat:write",  # opening card, persona messages, cards; chat.update/delete; ephemeral replies
+        "chat:write.customize",  # persona username and icon on each message
+        "commands",  # the /debate slash command
+        "files:write",  # transcripts and a format's Markdown artifact as files in the thread
+        "reactions:read",  # reaction_added/removed events; reactions.get when a human vote opens
+        "reactions:write",  # the bot's own reactions that form the human ballot on a vote card
+        "usergroups:read",  # usergroups.users.list for slack.starter_groups
+    }
+)
+BOT_EVENTS = frozenset({"app_mention", "reaction_added", "reaction_removed"})
+SLASH_COMMAND = "/debate"
+EVENTS_PATH = "/slack/events"

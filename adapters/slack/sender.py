@@ -1,0 +1,195 @@
+"""Carries out ops in one debate's thread through the Web API (the thin, effectful layer).
+
+It maps message keys to Slack timestamps, posts persona messages under the persona's name and
+icon (`chat:write.customize`) and, when Slack refuses that, falls back to a bold name prefix and
+says so once in the thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.blocks import context
+from adapters.slack.emoji import icon_emoji
+from adapters.slack.ops import OPENING, Delete, Op, Post, Update, Upload
+from adapters.slack.text import escape, model_text, split_message
+from core.models import PersonaRef
+
+log = logging.getLogger(__name__)
+
+NO_CUSTOM_NAMES_NOTE = (
+    "ℹ️ Persona names are shown in bold: Slack refused custom names and icons for Rostra's messages"
+    " here (the app needs the `chat:write.customize` scope)."
+)
+
+
+@dataclass
+class PersonaIdentity:
+    """Whether a workspace lets Rostra post under persona names (shared by its debates)."""
+
+    allowed: bool = True
+
+
+def refused_customisation(exc: SlackApiError) -> bool:
+    """Slack's answer when a post with `username`/`icon_*` is not allowed for this app."""
+    error = exc.response.get("error")
+    needed = str(exc.response.get("needed") or "")
+    return error == "missing_scope" and (not needed or "chat:write.customize" in needed)
+
+
+def persona_prefix(persona: PersonaRef) -> str:
+    return f"*{persona.emoji} {escape(persona.name)}*\n"
+
+
+def api_error(exc: SlackApiError) -> str:
+    return str(exc.response.get("error") or "unknown_error")
+
+
+# Sent with every message: nothing is parsed into a mention, nothing unfurls into a preview.
+_SAFE: dict[str, Any] = {"parse": "none", "link_names": False}
+_NO_UNFURL: dict[str, Any] = {"unfurl_links": False, "unfurl_media": False}
+
+
+class SlackSender:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        *,
+        channel: str,
+        thread_ts: str,
+        identity: PersonaIdentity,
+        limit: int,
+        remember: Callable[[str, str], Awaitable[None]],
+    ) -> None:
+        self.client = client
+        self.channel = channel
+        self.thread_ts = thread_ts
+        self.identity = identity
+        self.limit = limit
+        self.ts_of: dict[str, str] = {OPENING: thread_ts}
+        self._remember = remember
+        self._prefix: dict[str, str] = {}
+        self._sent: dict[str, tuple[str, tuple[Any, ...]]] = {}
+        self._told_no_custom_names = False
+
+    async def apply(self, op: Op) -> None:
+        match op:
+            case Post():
+                await self._post(op)
+            case Update():
+                await self._update(op)
+            case Delete():
+                await self._delete(op)
+            case Upload():
+                await self._upload(op)
+
+    # --- posting --------------------------------------------------------------------------------
+
+    async def _send(self, text: str, blocks: tuple[Any, ...], **extra: Any) -> str:
+        response = await self.client.chat_postMessage(
+            channel=self.channel,
+            thread_ts=self.thread_ts,
+            text=text,
+            blocks=list(blocks) if blocks else None,
+            **_SAFE,
+            **_NO_UNFURL,
+            **extra,
+        )
+        return str(response["ts"])
+
+    async def _post(self, op: Post) -> None:
+        prefix = ""
+        ts: str | None = None
+        if op.persona is not None and self.identity.allowed:
+            try:
+                ts = await self._send(op.text, op.blocks, **_identity(op.persona))
+            except SlackApiError as exc:
+                if not refused_customisation(exc):
+                    raise
+                log.warning("Slack refused persona names (%s); falling back to bold names", api_error(exc))
+                self.identity.allowed = False
+        if ts is None:
+            if op.persona is not None:
+                await self._tell_no_custom_names()
+                prefix = persona_prefix(op.persona)
+            ts = await self._send(prefix + op.text, op.blocks)
+        self.ts_of[op.key] = ts
+        self._prefix[op.key] = prefix
+        self._sent[op.key] = (op.text, op.blocks)
+        await self._remember(op.key, ts)
+        for name in op.reactions:
+            await self.react(ts, name)
+
+    async def _tell_no_custom_names(self) -> None:
+        if self._told_no_custom_names:
+            return
+        self._told_no_custom_names = True
+        await self._send(NO_CUSTOM_NAMES_NOTE, (context(NO_CUSTOM_NAMES_NOTE),))
+
+    async def react(self, ts: str, name: str) -> None:
+        try:
+            await self.client.reactions_add(channel=self.channel, timestamp=ts, name=name)
+        except SlackApiError as exc:
+            if api_error(exc) != "already_reacted":
+                raise
+
+    # --- editing --------------------------------------------------------------------------------
+
+    async def _update(self, op: Update) -> None:
+        ts = self.ts_of.get(op.key)
+        if ts is None:
+            log.debug("no message for %s; update skipped", op.key)
+            return
+        if self._sent.get(op.key) == (op.text, op.blocks):
+            return
+        await self.client.chat_update(
+            channel=self.channel,
+            ts=ts,
+            text=self._prefix.get(op.key, "") + op.text,
+            blocks=list(op.blocks) if op.blocks else None,
+            **_SAFE,
+        )
+        self._sent[op.key] = (op.text, op.blocks)
+
+    async def _delete(self, op: Delete) -> None:
+        ts = self.ts_of.pop(op.key, None)
+        self._sent.pop(op.key, None)
+        if ts is not None:
+            await self.client.chat_delete(channel=self.channel, ts=ts)
+
+    # --- files ----------------------------------------------------------------------------------
+
+    async def _upload(self, op: Upload) -> None:
+        try:
+            await self.client.files_upload_v2(
+                channel=self.channel,
+                thread_ts=self.thread_ts,
+                content=op.content,
+                filename=op.filename,
+                title=op.title,
+            )
+            return
+        except SlackApiError as exc:
+            reason = api_error(exc)
+        except SlackClientError as exc:
+            reason = type(exc).__name__
+        log.warning("could not upload %s (%s); posting it as text", op.filename, reason)
+        lead = f"📎 *{escape(op.filename)}* (it could not be attached as a file: {escape(reason)})"
+        await self._send(lead, (context(lead),))
+        for index, part in enumerate(split_message(model_text(op.content.strip()), self.limit)):
+            await self._post(Post(f"file:{op.filename}:{index}", part))
+
+
+def _identity(persona: PersonaRef) -> dict[str, Any]:
+    identity: dict[str, Any] = {"username": persona.name}
+    if persona.avatar_url:
+        identity["icon_url"] = persona.avatar_url
+    elif (emoji := icon_emoji(persona.emoji)) is not None:
+        identity["icon_emoji"] = emoji
+    return identity

@@ -1,0 +1,41 @@
+"""`transcript [id]`: find a stored debate of this workspace and attach its Markdown to its thread."""
+
+from __future__ import annotations
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.host import Host
+from core.ports import DebateRecord
+from core.transcript import to_markdown
+
+PLATFORM = "slack"
+RECENT = 200
+
+
+async def find_record(rt: Host, *, team: str, channel: str, debate_id: str | None) -> DebateRecord | None:
+    """The named debate (if it is this workspace's), else this channel's running or latest debate."""
+    if debate_id:
+        record = await rt.store.get_debate(debate_id)
+        ok = record is not None and record.binding.platform == PLATFORM and record.binding.scope == team
+        return record if ok else None
+    handle = rt.manager.find(platform=PLATFORM, channel=channel)
+    if handle is not None:
+        return await rt.store.get_debate(handle.debate_id)
+    for record in await rt.store.list_debates(RECENT):
+        b = record.binding
+        if b.platform == PLATFORM and b.scope == team and b.channel == channel:
+            return record
+    return None
+
+
+async def attach_transcript(rt: Host, client: AsyncWebClient, record: DebateRecord) -> None:
+    """Upload the transcript into the debate's thread (or its channel). Raises Slack errors."""
+    events = await rt.store.events(record.id)
+    where = await rt.store.binding_values(record.id)
+    await client.files_upload_v2(
+        channel=where.get("channel") or record.binding.channel,
+        thread_ts=where.get("thread_ts"),
+        content=to_markdown(record, events),
+        filename=f"rostra-{record.id}.md",
+        title=f"Transcript: {record.topic}",
+    )

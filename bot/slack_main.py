@@ -1,0 +1,155 @@
+"""`rostra slack`: run the Slack bot. Socket Mode when SLACK_APP_TOKEN is set, else an HTTP server
+(signing-secret verification) on `slack.http_port`. Missing tokens print one line and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import SecretStr
+
+    from adapters.slack.settings import SlackSettings
+    from bot.config import Config, Secrets
+    from core.clock import Clock
+
+EXIT_FAILED = 1
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How to reach Slack: over a Socket Mode WebSocket (with the app token) or as an HTTP server."""
+
+    socket: bool
+    app_token: str | None = None
+    host: str = "0.0.0.0"
+    port: int = 3000
+
+    def describe(self) -> str:
+        return "Socket Mode" if self.socket else f"HTTP on {self.host}:{self.port}/slack/events"
+
+
+def add_slack_commands(subparsers: Any) -> None:
+    """Register `rostra slack` on the CLI's subparsers (handler: `run_slack`)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "slack",
+        help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else an HTTP server)",
+        description="Run Rostra in Slack. Needs SLACK_BOT_TOKEN, and SLACK_APP_TOKEN (Socket Mode) or"
+        " SLACK_SIGNING_SECRET (HTTP mode). Install the app from slack-manifest.yaml first.",
+    )
+    parser.add_argument("--http", action="store_true", help="serve HTTP even when SLACK_APP_TOKEN is set")
+    parser.add_argument("--port", type=_port, help="HTTP mode port (default: slack.http_port)")
+    parser.add_argument("--host", help="HTTP mode address (default: slack.http_host)")
+    parser.set_defaults(handler=run_slack)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--port must be a whole number, not {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"--port must be between 1 and 65535 (got {value})")
+    return value
+
+
+def choose_mode(
+    secrets: Secrets, settings: SlackSettings, *, force_http: bool, host: str | None, port: int | None
+) -> Mode:
+    """Socket Mode or HTTP from the tokens present. Raises UsageError naming what is missing."""
+    from bot.cli import UsageError
+
+    def value(secret: SecretStr | None) -> str | None:
+        text = secret.get_secret_value().strip() if secret is not None else ""
+        return text or None
+
+    if value(secrets.slack_bot_token) is None:
+        raise UsageError(
+            "SLACK_BOT_TOKEN is not set: install the app from slack-manifest.yaml and export its"
+            " Bot User OAuth Token (xoxb-…); see docs/slack.md"
+        )
+    app_token = value(secrets.slack_app_token)
+    if app_token is not None and not force_http:
+        if not app_token.startswith("xapp-"):
+            raise UsageError("SLACK_APP_TOKEN must be an app-level token (it starts with xapp-)")
+        return Mode(socket=True, app_token=app_token)
+    if value(secrets.slack_signing_secret) is None:
+        raise UsageError(
+            "SLACK_SIGNING_SECRET is not set: HTTP mode needs it to verify Slack's requests (or set"
+            " SLACK_APP_TOKEN for Socket Mode); see docs/slack.md"
+        )
+    return Mode(socket=False, host=host or settings.http_host, port=port or settings.http_port)
+
+
+def run_slack(args: argparse.Namespace) -> int:
+    from bot.cli import UsageError
+    from bot.config import ConfigError, load_config, load_secrets
+    from bot.logging import setup_logging
+
+    try:
+        config = load_config(getattr(args, "config", None))
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    secrets = load_secrets()
+    mode = choose_mode(secrets, config.slack, force_http=args.http, host=args.host, port=args.port)
+    setup_logging(config.logging.level, secrets=secrets.values())
+    try:
+        return asyncio.run(serve(config, secrets, mode))
+    except KeyboardInterrupt:
+        return 0
+
+
+async def serve(
+    config: Config,
+    secrets: Secrets,
+    mode: Mode,
+    *,
+    stop: asyncio.Event | None = None,
+    clock: Clock | None = None,
+) -> int:
+    """Run until `stop` is set (by default: on SIGINT or SIGTERM). Returns the exit code."""
+    from adapters.slack import create_app
+    from adapters.slack.errors import SlackConfigError
+    from adapters.slack.serve import check_token, run_http, run_socket_mode
+    from bot.runtime import Runtime
+
+    if stop is None:
+        stop = asyncio.Event()
+        _on_signals(stop)
+    async with Runtime(config, secrets=secrets, clock=clock) as rt:
+        try:
+            app = create_app(rt, socket_mode=mode.socket)
+        except SlackConfigError as exc:
+            return _fail(str(exc))
+        try:
+            team = await check_token(app)
+            print(f"rostra: serving {team} in Slack ({mode.describe()}); Ctrl+C stops", file=sys.stderr)
+            if mode.socket:
+                assert mode.app_token is not None
+                await run_socket_mode(app, mode.app_token, stop)
+            else:
+                await run_http(app, host=mode.host, port=mode.port, stop=stop)
+        except SlackConfigError as exc:
+            return _fail(str(exc))
+        except OSError as exc:
+            return _fail(f"cannot serve {mode.describe()}: {exc.strerror or exc}")
+        finally:
+            await app.aclose()
+    return 0
+
+
+def _on_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+
+
+def _fail(message: str) -> int:
+    print(f"rostra: {message}", file=sys.stderr)
+    return EXIT_FAILED

@@ -1,0 +1,336 @@
+"""A local stand-in for the Slack Web API (and the Socket Mode WebSocket), in the test's own loop.
+
+It records every call (query, form and JSON arguments merged), keeps the workspace's state the way
+Slack would (messages with edits, reactions per person, ephemeral messages, uploaded files), answers
+like Slack does (`ts`, `message_not_found`, `already_reacted`, `missing_scope`), and can answer 429
+with Retry-After. Slash-command `response_url`s point here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import WSMsgType, web
+
+TEAM = "T0001"
+BOT_USER = "UBOT"
+BOT_ID = "BBOT"
+DROP = 0  # fail_next(status=DROP): close the connection without answering
+SCOPES = (
+    "app_mentions:read,chat:write,chat:write.customize,commands,files:write,reactions:read,"
+    "reactions:write,usergroups:read"
+)
+
+
+@dataclass
+class Call:
+    method: str
+    args: dict[str, Any]
+    token: str | None
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Fault:
+    status: int
+    headers: dict[str, str]
+    body: dict[str, Any]
+    when: Callable[[dict[str, Any]], bool]
+
+
+class FakeSlack:
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) → message
+        self.order: list[tuple[str, str]] = []  # messages in posting order
+        self.deleted: list[tuple[str, str]] = []
+        self.ephemerals: list[dict[str, Any]] = []
+        self.responses: list[dict[str, Any]] = []  # posts to slash commands' response_url
+        self.reactions: dict[tuple[str, str], dict[str, list[str]]] = {}  # (channel, ts) → name → users
+        self.usergroups: dict[str, list[str]] = {}
+        self.files: dict[str, dict[str, Any]] = {}
+        self.scopes = SCOPES
+        self.refuse_custom_names = False
+        self.refuse_files = False
+        self._faults: dict[str, list[Fault]] = {}
+        self._counter = itertools.count(1)
+        self._changed = asyncio.Event()
+        self.ws: web.WebSocketResponse | None = None
+        self.ws_acks: dict[str, dict[str, Any]] = {}
+        self.root = ""
+        self.base_url = ""
+        self.ws_url = ""
+        self._runner: web.AppRunner | None = None
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_post("/respond/{name}", self._respond)
+        app.router.add_get("/link", self._socket)
+        self._app = app
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self._app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.root = f"http://127.0.0.1:{port}"
+        self.base_url = f"{self.root}/api/"
+        self.ws_url = f"ws://127.0.0.1:{port}/link"
+
+    async def stop(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # --- test hooks -----------------------------------------------------------------------------
+
+    def fail_next(
+        self,
+        method: str,
+        *,
+        status: int = 429,
+        retry_after: str = "1",
+        error: str = "ratelimited",
+        when: Callable[[dict[str, Any]], bool] = lambda args: True,
+    ) -> None:
+        headers = {"Retry-After": retry_after} if status == 429 else {}
+        self._faults.setdefault(method, []).append(
+            Fault(status, headers, {"ok": False, "error": error}, when)
+        )
+
+    def calls_to(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    def changed(self) -> None:
+        self._changed.set()
+
+    async def wait_until(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
+        """Wait (at most `within` seconds) until `predicate()` holds; it is checked on every call
+        and every 50 ms."""
+        async with asyncio.timeout(within):
+            while not predicate():
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), 0.05)
+
+    def top_level(self, channel: str) -> list[dict[str, Any]]:
+        return [
+            self.messages[k] for k in self.order if k[0] == channel and "thread_ts" not in self.messages[k]
+        ]
+
+    def thread(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """The thread's replies as they stand now (edits applied, deleted ones gone), oldest first."""
+        return [
+            self.messages[k]
+            for k in self.order
+            if k[0] == channel and self.messages[k].get("thread_ts") == thread_ts and k not in self.deleted
+        ]
+
+    def react(self, channel: str, ts: str, name: str, user: str, *, added: bool = True) -> None:
+        """A person's reaction, as Slack would store it (send the event separately)."""
+        users = self.reactions.setdefault((channel, ts), {}).setdefault(name, [])
+        if added and user not in users:
+            users.append(user)
+        elif not added and user in users:
+            users.remove(user)
+
+    # --- the Web API ----------------------------------------------------------------------------
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args: dict[str, Any] = dict(request.query)
+        raw = await request.text()
+        if raw and request.content_type == "application/json":
+            args.update(json.loads(raw))
+        elif raw:
+            args.update(parse_qsl(raw))
+        auth = request.headers.get("Authorization", "")
+        token = auth.removeprefix("Bearer ") if auth else args.pop("token", None)
+        self.calls.append(Call(method, args, token))
+        self.changed()
+        faults = self._faults.get(method, [])
+        for fault in faults:
+            if fault.when(args):
+                faults.remove(fault)
+                if fault.status == DROP:
+                    assert request.transport is not None
+                    request.transport.close()  # the client sees the server disconnect
+                return web.json_response(fault.body, status=fault.status or 500, headers=fault.headers)
+        expected = "xapp-" if method == "apps.connections.open" else "xoxb-"
+        if not token or not token.startswith(expected):
+            return web.json_response({"ok": False, "error": "invalid_auth"})
+        headers = {"x-oauth-scopes": self.scopes} if method == "auth.test" else {}
+        return web.json_response(self._answer(method, args), headers=headers)
+
+    def _ts(self) -> str:
+        return f"{int(time.time())}.{next(self._counter):06d}"
+
+    def _answer(self, method: str, a: dict[str, Any]) -> dict[str, Any]:
+        handler = getattr(self, "_" + method.replace(".", "_"), None)
+        return handler(a) if handler is not None else {"ok": True}
+
+    def _auth_test(self, a: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "url": "https://rostra-test.slack.com/",
+            "team": "Rostra Test",
+            "user": "rostra",
+            "team_id": TEAM,
+            "user_id": BOT_USER,
+            "bot_id": BOT_ID,
+            "is_enterprise_install": False,
+        }
+
+    def _apps_connections_open(self, a: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": self.ws_url}
+
+    def _chat_postMessage(self, a: dict[str, Any]) -> dict[str, Any]:
+        if not a.get("channel"):
+            return {"ok": False, "error": "channel_not_found"}
+        if not (a.get("text") or a.get("blocks")):
+            return {"ok": False, "error": "no_text"}
+        custom = any(a.get(k) for k in ("username", "icon_emoji", "icon_url"))
+        if custom and self.refuse_custom_names:
+            return {"ok": False, "error": "missing_scope", "needed": "chat:write.customize"}
+        ts = self._ts()
+        message: dict[str, Any] = {"type": "message", "subtype": "bot_message", "text": a.get("text", "")}
+        message.update({"ts": ts, "bot_id": BOT_ID})
+        for key in ("username", "icon_emoji", "icon_url", "thread_ts", "blocks"):
+            if a.get(key):
+                message[key] = a[key]
+        self.messages[(a["channel"], ts)] = message
+        self.order.append((a["channel"], ts))
+        return {"ok": True, "channel": a["channel"], "ts": ts, "message": message}
+
+    def _chat_update(self, a: dict[str, Any]) -> dict[str, Any]:
+        key = (a.get("channel", ""), a.get("ts", ""))
+        message = self.messages.get(key)
+        if message is None or key in self.deleted:
+            return {"ok": False, "error": "message_not_found"}
+        message["text"] = a.get("text", "")
+        message["blocks"] = a.get("blocks") or []
+        message["edited"] = {"user": BOT_USER, "ts": self._ts()}
+        return {"ok": True, "channel": key[0], "ts": key[1], "text": message["text"], "message": message}
+
+    def _chat_delete(self, a: dict[str, Any]) -> dict[str, Any]:
+        key = (a.get("channel", ""), a.get("ts", ""))
+        if key not in self.messages or key in self.deleted:
+            return {"ok": False, "error": "message_not_found"}
+        self.deleted.append(key)
+        return {"ok": True, "channel": key[0], "ts": key[1]}
+
+    def _chat_postEphemeral(self, a: dict[str, Any]) -> dict[str, Any]:
+        self.ephemerals.append(dict(a))
+        return {"ok": True, "message_ts": self._ts()}
+
+    def _reactions_add(self, a: dict[str, Any]) -> dict[str, Any]:
+        users = self.reactions.setdefault((a["channel"], a["timestamp"]), {}).setdefault(a["name"], [])
+        if BOT_USER in users:
+            return {"ok": False, "error": "already_reacted"}
+        users.append(BOT_USER)
+        return {"ok": True}
+
+    def _reactions_get(self, a: dict[str, Any]) -> dict[str, Any]:
+        key = (a.get("channel", ""), a.get("timestamp", ""))
+        message = self.messages.get(key)
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        reactions = [
+            {"name": name, "users": list(users), "count": len(users)}
+            for name, users in self.reactions.get(key, {}).items()
+            if users
+        ]
+        return {
+            "ok": True,
+            "type": "message",
+            "channel": key[0],
+            "message": {**message, "reactions": reactions},
+        }
+
+    def _usergroups_users_list(self, a: dict[str, Any]) -> dict[str, Any]:
+        group = a.get("usergroup", "")
+        if group not in self.usergroups:
+            return {"ok": False, "error": "no_such_subteam"}
+        return {"ok": True, "users": self.usergroups[group]}
+
+    def _files_getUploadURLExternal(self, a: dict[str, Any]) -> dict[str, Any]:
+        if self.refuse_files:
+            return {"ok": False, "error": "missing_scope", "needed": "files:write"}
+        file_id = f"F{next(self._counter):06d}"
+        self.files[file_id] = {"filename": a.get("filename"), "length": int(a.get("length", 0))}
+        return {"ok": True, "upload_url": f"{self.root}/upload/{file_id}", "file_id": file_id}
+
+    def _files_completeUploadExternal(self, a: dict[str, Any]) -> dict[str, Any]:
+        done = []
+        for item in json.loads(a.get("files", "[]")):
+            entry = self.files.get(item["id"])
+            if entry is None:
+                return {"ok": False, "error": "file_not_found"}
+            entry.update(
+                title=item.get("title"),
+                channel=a.get("channel_id"),
+                thread_ts=a.get("thread_ts"),
+                shared=True,
+            )
+            done.append({"id": item["id"], "title": item.get("title")})
+        return {"ok": True, "files": done}
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        if file_id not in self.files:
+            return web.Response(status=404)
+        self.files[file_id]["content"] = (await request.read()).decode("utf-8")
+        self.changed()
+        return web.Response(text=f"OK - {len(self.files[file_id]['content'])}")
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        self.responses.append(await request.json())
+        self.changed()
+        return web.Response(text="ok")
+
+    # --- Socket Mode ----------------------------------------------------------------------------
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self.ws = ws
+        await ws.send_json({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0001"}})
+        self.changed()
+        async for message in ws:
+            if message.type == WSMsgType.TEXT:
+                data = json.loads(message.data)
+                if "envelope_id" in data:
+                    self.ws_acks[data["envelope_id"]] = data
+                    self.changed()
+        return ws
+
+    async def push_envelope(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Send one Socket Mode envelope; return the app's ack."""
+        await self.wait_until(lambda: self.ws is not None)
+        assert self.ws is not None
+        envelope_id = str(uuid.uuid4())
+        await self.ws.send_json(
+            {
+                "envelope_id": envelope_id,
+                "type": kind,
+                "payload": payload,
+                "accepts_response_payload": kind != "events_api",
+                "retry_attempt": 0,
+                "retry_reason": "",
+            }
+        )
+        await self.wait_until(lambda: envelope_id in self.ws_acks)
+        return self.ws_acks[envelope_id]

@@ -1,0 +1,204 @@
+"""Getting a debate into the thread whatever Slack says: 429s, hostile text, refused persona names,
+files, and a channel that stops accepting posts."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+
+import core.formats
+from core.events import Artifact, DebateCompleted, DebateStarted, Verdict
+from core.formats.base import DebateFormat, Outcome
+from core.models import CastMember
+from core.settings import CoreSettings
+from core.spec import parse_options
+from tests.adapters.slack.clocks import HeldClock
+from tests.adapters.slack.conftest import ALICE, CHANNEL, SCRIPT, Harness, blocks_text, open_harness
+from tests.adapters.slack.fake_slack import DROP, FakeSlack
+
+
+async def test_a_429_is_waited_out_and_the_message_still_arrives(
+    slack: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(random, "random", lambda: 0.0)  # slack_sdk adds up to 1 s of jitter
+    slack.api.fail_next("chat.postMessage", retry_after="1", when=lambda args: "username" in args)
+    await slack.mention("debate Should cities ban cars?")
+    await slack.wait_running()
+    await slack.settle()
+
+    first, retried = [c for c in slack.api.calls_to("chat.postMessage") if "username" in c.args][:2]
+    assert first.args == retried.args
+    assert 1.0 <= retried.at - first.at < 2.5
+    thread = slack.thread()
+    assert [m.get("username") for m in thread].count(first.args["username"]) == 1
+    assert thread[-1]["text"].startswith("The end")
+    events = await slack.events(await slack.only_debate_id())
+    assert isinstance(events[-1], DebateCompleted)
+    assert events[-1].reason == "max_rounds"
+
+
+async def test_the_client_retries_rate_limits_and_dropped_connections(slack: Harness) -> None:
+    kinds = {type(h) for h in slack.app.client.retry_handlers}
+    assert kinds == {AsyncRateLimitErrorRetryHandler, AsyncConnectionErrorRetryHandler}
+    slack.api.fail_next("chat.postMessage", status=DROP, when=lambda args: "username" in args)
+    await slack.mention("debate Should cities ban cars?")
+    await slack.wait_running()
+    await slack.settle()
+    first, retried = [c for c in slack.api.calls_to("chat.postMessage") if "username" in c.args][:2]
+    assert first.args == retried.args
+    assert [m.get("username") for m in slack.thread()].count(first.args["username"]) == 1
+
+
+HOSTILE = "Listen <!channel> and <@U123>: see <#C999|general> or <https://evil.example|this> & that"
+
+
+async def test_model_text_and_topics_reach_slack_escaped(tmp_path: Path, api: FakeSlack) -> None:
+    script = {**SCRIPT, "proposition": [HOSTILE], "observer": [{"vote": "keep", "reason": "Ping <!here>"}]}
+    async with open_harness(tmp_path, api, script=script) as slack:
+        await slack.mention("debate Is <!here> too loud? Ask <@U777|dana>")
+        await slack.wait_running()
+        await slack.settle()
+        sent = json.dumps([c.args for c in api.calls if c.method.startswith("chat.")], ensure_ascii=False)
+        for raw in ("<!channel>", "<@U123>", "<#C999", "<https://evil", "<!here>", "<@U777"):
+            assert raw not in sent
+        record = await slack.rt.store.get_debate(await slack.only_debate_id())
+        assert record is not None
+        assert record.topic == "Is @here too loud? Ask @dana"
+        spoken = slack.thread()[0]["text"]
+        assert spoken.endswith(
+            "Listen &lt;!channel&gt; and &lt;@U123&gt;: see &lt;#C999|general&gt; or"
+            " &lt;https://evil.example|this&gt; &amp; that"
+        )
+        posts = api.calls_to("chat.postMessage")
+        assert all(c.args["parse"] == "none" and c.args.get("unfurl_links") is False for c in posts)
+
+
+async def test_refused_persona_names_fall_back_to_bold_names_said_once(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    api.refuse_custom_names = True
+    async with open_harness(tmp_path, api) as slack:
+        await slack.mention("debate Should cities ban cars?")
+        await slack.wait_running()
+        await slack.settle()
+        thread = slack.thread()
+        assert all("username" not in m for m in thread)
+        notes = [i for i, m in enumerate(thread) if "Persona names are shown in bold" in m["text"]]
+        assert notes == [0]
+        events = await slack.events(await slack.only_debate_id())
+        (started,) = [e for e in events if isinstance(e, DebateStarted)]
+        speaker = next(m.persona for m in started.cast if m.role == "proposition")
+        assert thread[1]["text"] == (
+            f"*{speaker.emoji} {speaker.name}*\n_Round 1 · for the motion_\n{SCRIPT['proposition'][0]}"
+        )
+        assert thread[2]["text"].startswith("*🪨 Vera Stone*\n")
+
+
+class FilerOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rounds: int | None = None
+
+
+class Filer(DebateFormat):
+    """A stand-in for the coming panel format: it files its answers as a Markdown artifact."""
+
+    name: ClassVar[str] = "filer"
+    description: ClassVar[str] = "Answers a question in a Markdown file."
+    Options: ClassVar[type[BaseModel]] = FilerOptions
+
+    @classmethod
+    def parse_options(cls, settings: CoreSettings, given: dict[str, Any]) -> BaseModel:
+        return parse_options(FilerOptions, {}, given)
+
+    @classmethod
+    def roles(cls) -> list[str]:
+        return []
+
+    async def run(self) -> Outcome:
+        sol = self.ctx.personas["sol"].ref()
+        await self.ctx.emit(
+            DebateStarted(
+                format=self.name, topic=self.ctx.topic, cast=(CastMember(persona=sol, role="judge"),)
+            )
+        )
+        await self.ctx.emit(
+            Artifact(name="answers.md", media_type="text/markdown", content="# Answers\n\nYes, <!channel>.\n")
+        )
+        await self.ctx.emit(
+            Verdict(title="Ruling", winner=None, winner_label="Filed", reasoning="All done.", by=sol)
+        )
+        return Outcome("completed", summary="The answers are filed.")
+
+
+@pytest.fixture
+def filer_format() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(core.formats.FORMATS, Filer.name, Filer)
+        yield
+
+
+@pytest.mark.usefixtures("filer_format")
+async def test_an_artifact_is_attached_to_the_thread(tmp_path: Path, api: FakeSlack) -> None:
+    async with open_harness(tmp_path, api) as slack:
+        await slack.mention("help")
+        assert "`filer`: Answers a question in a Markdown file." in await slack.told(ALICE)
+        await slack.mention("debate What did we decide? format=filer")
+        await slack.wait_running()
+        await slack.settle()
+        (upload,) = api.files.values()
+        opening = slack.opening()
+        assert upload["filename"] == "answers.md"
+        assert upload["content"] == "# Answers\n\nYes, <!channel>.\n"
+        assert (upload["channel"], upload["thread_ts"], upload["shared"]) == (CHANNEL, opening["ts"], True)
+        assert any("Ruling" in blocks_text(m) and "Filed" in blocks_text(m) for m in slack.thread())
+        assert "The answers are filed." in blocks_text(slack.thread()[-1])
+
+
+@pytest.mark.usefixtures("filer_format")
+async def test_without_files_write_the_artifact_is_posted_as_text(tmp_path: Path, api: FakeSlack) -> None:
+    api.refuse_files = True
+    async with open_harness(tmp_path, api) as slack:
+        await slack.mention("debate What did we decide? format=filer")
+        await slack.wait_running()
+        await slack.settle()
+        texts = [m["text"] for m in slack.thread()]
+        lead = texts.index("📎 *answers.md* (it could not be attached as a file: missing_scope)")
+        assert texts[lead + 1] == "*Answers*\n\nYes, &lt;!channel&gt;."
+
+
+async def test_a_channel_that_refuses_posts_stops_the_debate(slack: Harness) -> None:
+    slack.api.fail_next(
+        "chat.postMessage", status=200, error="not_in_channel", when=lambda a: "username" in a
+    )
+    await slack.mention("debate Should cities ban cars?")
+    await slack.wait_running()
+    await slack.settle()
+    record = await slack.rt.store.get_debate(await slack.only_debate_id())
+    assert record is not None
+    assert record.status == "stopped"
+    assert "Rostra can no longer post in this channel (not_in_channel)" in record.reason
+
+
+async def test_a_debate_cut_short_by_a_shutdown_ends_its_delivery(tmp_path: Path, api: FakeSlack) -> None:
+    clock = HeldClock(hold=5)
+    script = {**SCRIPT, "proposition": [{"say": "Never finished.", "delay": 10}]}
+    async with open_harness(tmp_path, api, script=script, clock=clock) as slack:
+        await slack.mention("debate Should cities ban cars?")
+        handle = await slack.wait_running()
+        await api.wait_until(lambda: clock.waiting == 1)
+        await slack.rt.manager.aclose()  # what the runtime does when the bot shuts down
+        await slack.settle()
+        record = await slack.rt.store.get_debate(handle.debate_id)
+        assert record is not None
+        assert record.status == "interrupted"
