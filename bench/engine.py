@@ -19,14 +19,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.config import Secrets  # noqa: E402
-from bot.runtime import Runtime  # noqa: E402
-from core.clock import FakeClock  # noqa: E402
-from core.events import Notice, TurnCompleted  # noqa: E402
-from core.ports import DebateRecord  # noqa: E402
-from core.spec import DebateSpec  # noqa: E402
-from core.storage.sqlite import SQLiteStore  # noqa: E402
-from tests.helpers import REPO, RecordingSink, make_config  # noqa: E402
+from bot.config import Secrets
+from bot.runtime import Runtime
+from core.clock import FakeClock
+from core.events import Notice, TurnCompleted
+from core.ports import DebateRecord
+from core.spec import DebateSpec
+from core.storage.sqlite import SQLiteStore
+from tests.helpers import REPO, RecordingSink, make_config
 
 
 def fast_demo(runs: int = 5) -> list[float]:
@@ -39,7 +39,10 @@ def fast_demo(runs: int = 5) -> list[float]:
             start = time.perf_counter()
             subprocess.run(
                 [sys.executable, "-m", "bot", "demo", "Should cities ban cars?", "--fast", "--seed", "7"],
-                cwd=REPO, env=env, check=True, capture_output=True,
+                cwd=REPO,
+                env=env,
+                check=True,
+                capture_output=True,
             )
             times.append(time.perf_counter() - start)
     return times
@@ -47,12 +50,16 @@ def fast_demo(runs: int = 5) -> list[float]:
 
 async def long_debate() -> tuple[float, int, list[int]]:
     with tempfile.TemporaryDirectory() as tmp:
-        config = make_config(Path(tmp), model={"latency": 0.02}, limits={"max_rounds": 40, "max_tokens_per_debate": 0})
+        config = make_config(
+            Path(tmp), model={"latency": 0.02}, limits={"max_rounds": 40, "max_tokens_per_debate": 0}
+        )
         sink = RecordingSink()
         async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
             start = time.perf_counter()
             handle = await rt.start_debate(
-                DebateSpec("arena", "Should cities ban cars?", {"duration": 7200, "humans": "off"}), sink, seed=3
+                DebateSpec("arena", "Should cities ban cars?", {"duration": 7200, "humans": "off"}),
+                sink,
+                seed=3,
             )
             await handle.wait()
             elapsed = time.perf_counter() - start
@@ -67,7 +74,9 @@ async def store_appends(n: int = 5000) -> float:
         store = await SQLiteStore.open(Path(tmp) / "s.db")
         now = datetime.now(UTC)
         await store.create_debate(
-            DebateRecord(id="b", format="arena", topic="t", spec={}, status="running", created_at=now, updated_at=now)
+            DebateRecord(
+                id="b", format="arena", topic="t", spec={}, status="running", created_at=now, updated_at=now
+            )
         )
         start = time.perf_counter()
         for seq in range(1, n + 1):
@@ -79,10 +88,14 @@ async def store_appends(n: int = 5000) -> float:
 
 def main() -> None:
     demo = fast_demo()
-    print(f"rostra demo --fast --seed 7: median {statistics.median(demo):.2f} s (runs: {', '.join(f'{t:.2f}' for t in demo)})")
+    runs = ", ".join(f"{t:.2f}" for t in demo)
+    print(f"rostra demo --fast --seed 7: median {statistics.median(demo):.2f} s (runs: {runs})")
     elapsed, events, inputs = asyncio.run(long_debate())
-    print(f"40-round arena, {len(inputs)} turns, {events} events: {elapsed:.2f} s ({events / elapsed:,.0f} events/s)")
-    print(f"prompt input tokens per turn: turns 7-12 max {max(inputs[6:12])}, last 20 max {max(inputs[-20:])}")
+    rate = events / elapsed
+    print(f"40-round arena, {len(inputs)} turns, {events} events: {elapsed:.2f} s ({rate:,.0f} events/s)")
+    print(
+        f"prompt input tokens per turn: turns 7-12 max {max(inputs[6:12])}, last 20 max {max(inputs[-20:])}"
+    )
     per = asyncio.run(store_appends())
     print(f"store append (commit each): {per * 1000:.3f} ms/event")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

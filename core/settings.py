@@ -125,6 +125,18 @@ class PanelSettings(_Section):
         default_factory=list, description="default document paths, one per panellist, when none are attached"
     )
 
+    @model_validator(mode="after")
+    def _one_document_per_panellist(self) -> PanelSettings:
+        # Each panellist's agent holds its own document, so one persona cannot sit twice.
+        if len(set(self.agents)) != len(self.agents):
+            raise ValueError("formats.panel.agents lists a persona twice")
+        if len(self.documents) > len(self.agents):
+            raise ValueError(
+                f"formats.panel.documents lists {len(self.documents)} documents for"
+                f" {len(self.agents)} panellists (one each at most)"
+            )
+        return self
+
 
 class FormatsSettings(_Section):
     arena: ArenaSettings

@@ -9,7 +9,9 @@ from tests.helpers import REPO
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_ruff_finds_nothing() -> None:

@@ -42,7 +42,10 @@ async def test_a_round_is_proposer_critic_distillation_then_the_judge(tmp_path: 
     assert roles == {"celeste": "proposer", "vera": "critic", "sol": "moderator", "juno": "judge"}
     turns = run.turns()
     assert [(t.role, t.round) for t in turns] == [
-        ("moderator", 0), ("proposer", 1), ("critic", 1), ("moderator", 1),
+        ("moderator", 0),
+        ("proposer", 1),
+        ("critic", 1),
+        ("moderator", 1),
     ]
     [verdict] = run.of(Verdict)
     assert verdict.final and verdict.winner == "critic" and verdict.by is not None and verdict.by.id == "juno"
@@ -86,7 +89,9 @@ async def test_the_critic_is_asked_to_steelman_and_the_proposer_to_engage(tmp_pa
     await api.start()
     try:
         await run_debate(
-            tmp_path, fmt="oxford", options=QUIET,
+            tmp_path,
+            fmt="oxford",
+            options=QUIET,
             model={"default": "anthropic:claude-sonnet-4-5", "anthropic_base_url": api.base_url},
             secrets=Secrets(anthropic_api_key="sk-test"),
         )
@@ -121,7 +126,9 @@ async def judge_api() -> AsyncIterator[FakeAnthropic]:
 
 async def test_the_judge_reads_an_anonymised_transcript(tmp_path: Path, judge_api: FakeAnthropic) -> None:
     run = await run_debate(
-        tmp_path, fmt="oxford", options=QUIET,
+        tmp_path,
+        fmt="oxford",
+        options=QUIET,
         model={"default": "anthropic:claude-sonnet-4-5", "anthropic_base_url": judge_api.base_url},
         secrets=Secrets(anthropic_api_key="sk-test"),
     )
@@ -166,7 +173,9 @@ async def test_the_audience_votes_before_and_after_and_can_disagree_with_the_jud
     started = [v.vote_id for v in run.of(VotingStarted)]
     assert started == ["audience-before", "audience-after"]
     kinds = [e.kind for e in run.sink.events]
-    assert kinds.index("voting_closed") < kinds.index("turn_started")  # the first vote comes before the opening
+    assert kinds.index("voting_closed") < kinds.index(
+        "turn_started"
+    )  # the first vote comes before the opening
     before, after = run.of(VotingClosed)
     assert before.human_tally == {"for": 2, "against": 1, "undecided": 1}
     assert after.human_tally == {"for": 1, "against": 3, "undecided": 0}
@@ -196,7 +205,8 @@ async def test_research_needs_its_key(tmp_path: Path) -> None:
 def test_sources_are_the_markdown_links_a_turn_cites() -> None:
     text = "See [a study](https://example.org/a) and [again](https://example.org/a), [b](http://b.test/x)."
     assert [(s.title, s.url) for s in find_sources(text)] == [
-        ("a study", "https://example.org/a"), ("b", "http://b.test/x"),
+        ("a study", "https://example.org/a"),
+        ("b", "http://b.test/x"),
     ]
 
 
@@ -204,4 +214,3 @@ async def test_every_turn_is_a_real_turn_with_text(tmp_path: Path) -> None:
     run = await run_debate(tmp_path, fmt="oxford", options=QUIET)
     assert all(isinstance(t, TurnCompleted) and t.text for t in run.turns())
     assert run.turns()[0].text.startswith("[rehearsal]") and run.turns()[0].text.endswith("?")
-

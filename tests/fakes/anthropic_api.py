@@ -56,7 +56,9 @@ class FakeAnthropic:
                     "type": "message",
                     "role": "assistant",
                     "model": body["model"],
-                    "content": [{"type": "text", "text": self.structured(body) if self.structured else self.vote_json}],
+                    "content": [
+                        {"type": "text", "text": self.structured(body) if self.structured else self.vote_json}
+                    ],
                     "stop_reason": "end_turn",
                     "stop_sequence": None,
                     "usage": USAGE,
