@@ -72,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--rounds", type=_positive("--rounds", 1, 200), help="number of rounds (any format)")
     demo.add_argument(
+        "--doc",
+        action="append",
+        metavar="FILE",
+        default=[],
+        help="panel: a text or Markdown document for the next panellist (repeat, one per panellist)",
+    )
+    demo.add_argument("--question-doc", metavar="FILE", help="panel: a document to draw the questions from")
+    demo.add_argument(
         "--model", help="model for every role: scripted, anthropic:<model-id>, provider:model-id"
     )
     demo.add_argument("--script", metavar="FILE", help="YAML script of replies (implies the scripted model)")
@@ -167,7 +175,11 @@ def _demo(args: argparse.Namespace) -> int:
     _setup_logging(config, "WARNING")
 
     interactive = sys.stdin.isatty() and not args.fast
-    spec = DebateSpec(format=args.format, topic=args.topic, options=_demo_options(args, interactive))
+    try:
+        options = _demo_options(args, interactive, config.formats.panel.max_document_chars)
+    except DebateError as exc:
+        raise UsageError(str(exc)) from None
+    spec = DebateSpec(format=args.format, topic=args.topic, options=options)
 
     from bot.runtime import Runtime
     from core.clock import FakeClock, RealClock
@@ -182,8 +194,9 @@ def _demo(args: argparse.Namespace) -> int:
     return asyncio.run(_run_demo(runtime, prepared.spec, console, interactive, args.seed))
 
 
-def _demo_options(args: argparse.Namespace, interactive: bool) -> dict[str, Any]:
+def _demo_options(args: argparse.Namespace, interactive: bool, document_limit: int) -> dict[str, Any]:
     """Flags → format options. Options a format does not take are refused by the core, clearly."""
+    from core.documents import read_document
     from core.formats import FORMATS
 
     options: dict[str, Any] = {}
@@ -202,6 +215,10 @@ def _demo_options(args: argparse.Namespace, interactive: bool) -> dict[str, Any]
         # people at a terminal vote in the mode the format offers; without a TTY nobody can
         options["humans"] = ("tiebreak" if "tiebreak" in modes else "vote") if interactive else "off"
         options["human_window"] = DEMO_HUMAN_WINDOW
+    if args.doc:
+        options["documents"] = [read_document(path, limit=document_limit) for path in args.doc]
+    if args.question_doc:
+        options["question_document"] = read_document(args.question_doc, limit=document_limit)
     return options
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,14 +154,36 @@ _REASONS = [
     "A fresh angle would serve the motion better now.",
     "Held the line under pressure.",
 ]
+_SYNTHESIS = [
+    "Drawing the panel together: the documents agree on the direction and differ on the cost.",
+    "Where the sources overlap the answer is clear; where they diverge, the panel says so.",
+    "The final answer: start where the evidence is strongest and measure before going further.",
+]
+_DOCUMENT = re.compile(r'<document name="[^"]*">\n(.*?)\n</document>', re.DOTALL)
 _FOR_ROLES = {"proposition", "proposer", "for"}
 _AGAINST_ROLES = {"opposition", "critic", "against"}
 _SUMMARY_ROLES = {"moderator", "synthesiser", "judge"}
 
 
-def placeholder_text(rng: random.Random, *, name: str, role: str, topic: str, prompt: str = "") -> str:
-    """Rehearsal text. The prompt only picks the kind of reply (a question, a distillation)."""
+def _quotable(document: str, rng: random.Random) -> str | None:
+    sentences = [" ".join(s.split()) for s in re.split(r"(?<=[.!?])\s+|\n+", document)]
+    usable = [s.strip("# ") for s in sentences if len(s.split()) >= 5]
+    return rng.choice(usable) if usable else None
+
+
+def placeholder_text(
+    rng: random.Random, *, name: str, role: str, topic: str, prompt: str = "", system: str = ""
+) -> str:
+    """Rehearsal text. The prompt only picks the kind of reply (a question, a distillation, a quote)."""
     motion = (topic or "the motion").rstrip("?.!")
+    if role == "synthesiser":
+        return f"[rehearsal] {' '.join(_SYNTHESIS)}"
+    found = _DOCUMENT.search(system)
+    if role == "panellist" and found is not None:
+        quote = _quotable(found.group(1), rng)
+        if quote is not None:
+            return f'[rehearsal] My document puts it plainly: "{quote}" That is where my answer starts.'
+
     if "focus question" in prompt and "question only" in prompt:
         return f"[rehearsal] {motion}: who gains, who pays, and how would we know?"
     if "Distil the round" in prompt:
@@ -177,7 +200,7 @@ def placeholder_text(rng: random.Random, *, name: str, role: str, topic: str, pr
     return f"[rehearsal] {body}"
 
 
-def placeholder_structured(rng: random.Random, schema: dict[str, Any]) -> dict[str, Any]:
+def placeholder_structured(rng: random.Random, schema: dict[str, Any], topic: str = "") -> dict[str, Any]:
     """A valid instance of a (simple) JSON schema: enums chosen by the seeded RNG."""
     defs = schema.get("$defs", {})
 
@@ -203,7 +226,12 @@ def placeholder_structured(rng: random.Random, schema: dict[str, Any]) -> dict[s
         if kind == "boolean":
             return rng.random() < 0.5
         if kind == "array":
-            return []
+            items = prop.get("items", {})
+            count = max(int(prop.get("minItems", 0)), min(3, int(prop.get("maxItems", 3))))
+            if items.get("type") == "string":
+                subject = (topic or "the subject").rstrip("?.!")
+                return [f"[rehearsal] Question {i} on {subject}?" for i in range(1, count + 1)]
+            return [value(items, name) for _ in range(count)]
         if kind == "object":
             return {k: value(v, k) for k, v in prop.get("properties", {}).items()}
         return None
@@ -268,9 +296,12 @@ class ScriptedModel(Model):
         if isinstance(item, str):
             return item, delay
         if schema is not None:
-            return json.dumps(placeholder_structured(rng, schema)), delay
+            return json.dumps(placeholder_structured(rng, schema, self.topic)), delay
         prompt = str(messages[-1].content or "") if messages else ""
-        text = placeholder_text(rng, name=self.persona_name, role=self.role, topic=self.topic, prompt=prompt)
+        system = str(messages[0].content or "") if messages and messages[0].role == "system" else ""
+        text = placeholder_text(
+            rng, name=self.persona_name, role=self.role, topic=self.topic, prompt=prompt, system=system
+        )
         return text, delay
 
     @staticmethod

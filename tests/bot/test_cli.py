@@ -116,3 +116,91 @@ def test_help_lists_the_commands(tmp_path: Path) -> None:
     assert out.returncode == 0
     for command in ("demo", "personas", "debates", "transcript"):
         assert command in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("fmt", "expected"),
+    [
+        ("oxford", ["Opening · the focus question", "Verdict", "Ended: the judge ruled"]),
+        ("council", ["Round 0 · proposal", "Council decision", "Statistics"]),
+    ],
+)
+def test_every_format_runs_in_the_terminal(tmp_path: Path, fmt: str, expected: list[str]) -> None:
+    out = rostra(tmp_path, "demo", "Should cities ban cars?", "--format", fmt, "--fast", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    for text in expected:
+        assert text in out.stdout, text
+
+
+def test_the_panel_reads_documents_and_saves_its_answers(tmp_path: Path) -> None:
+    cars = tmp_path / "cars.md"
+    cars.write_text(
+        "# Cars\n\nRetail footfall rose by a fifth within two years of the ban.\n", encoding="utf-8"
+    )
+    access = tmp_path / "access.txt"
+    access.write_text("Deliveries need kerb access at all hours of the day.\n", encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "demo",
+            "What happens when cities ban cars?",
+            "--format",
+            "panel",
+            "--fast",
+            "--doc",
+            str(cars),
+            "--doc",
+            str(access),
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "ROSTRA_STORAGE__URL": f"sqlite:///{tmp_path / 'r.db'}",
+            "COLUMNS": "120",
+            "ROSTRA_CONFIG": str(REPO / "config.yaml"),
+        },
+    )
+    assert out.returncode == 0, out.stderr
+    assert "from cars.md" in out.stdout and "from access.txt" in out.stdout
+    assert "✔ verified" in out.stdout  # rehearsal panellists quote their own documents
+    [saved] = list(work.glob("panel-*.md"))
+    assert saved.read_text(encoding="utf-8").startswith("# Panel: What happens when cities ban cars?")
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("pdf", "report.pdf is not a text or Markdown file"),
+        ("big", "big.md is 40,001 characters; the limit is 40,000."),
+        ("missing", "does not exist"),
+    ],
+)
+def test_unusable_documents_are_refused_in_one_line(
+    tmp_path: Path,
+    setup: str,
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ROSTRA_STORAGE__URL", f"sqlite:///{tmp_path / 'rostra.db'}")
+    paths = {"pdf": tmp_path / "report.pdf", "big": tmp_path / "big.md", "missing": tmp_path / "gone.md"}
+    paths["pdf"].write_bytes(b"%PDF-1.7 binary")
+    paths["big"].write_text("x" * 40_001, encoding="utf-8")
+    code = main(["demo", "Q?", "--format", "panel", "--fast", "--doc", str(paths[setup])])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and message in err[0], err
+
+
+def test_options_a_format_does_not_take_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["demo", "Q?", "--format", "council", "--duration", "60"])
+    assert code == 2
+    assert "Unknown option 'duration'" in capsys.readouterr().err

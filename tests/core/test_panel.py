@@ -313,7 +313,9 @@ async def test_the_final_questions_and_answers_are_posted_as_a_markdown_file(tmp
 
 
 async def test_documents_are_named_and_sized_in_events_but_their_text_stays_out(tmp_path: Path) -> None:
-    run = await run_debate(tmp_path, fmt="panel", topic=QUESTION, options=TWO_DOCS)
+    # answers that quote nothing, so any document text in the log could only have leaked
+    script = {"panellist": ["An answer in my own words."], "synthesiser": ["The panel's answer."]}
+    run = await run_debate(tmp_path, fmt="panel", topic=QUESTION, options=TWO_DOCS, script=script)
     [started] = run.of(DebateStarted)
     assert {m.persona.id: m.role for m in started.cast} == {
         "basil": "panellist",
