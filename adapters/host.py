@@ -6,6 +6,7 @@ bot → adapters → core.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from pydantic import SecretStr
@@ -16,7 +17,7 @@ from core.admission import Admission
 from core.clock import Clock
 from core.manager import DebateManager, PreparedDebate
 from core.models import Persona
-from core.ports import Binding, EventSink, Store
+from core.ports import Binding, DebateRecord, EventSink, Store
 from core.session import DebateHandle
 from core.settings import CoreSettings
 from core.spec import DebateSpec
@@ -70,6 +71,10 @@ class Host(Protocol):
     def personas(self) -> dict[str, Persona]: ...
 
     def prepare(self, spec: DebateSpec) -> PreparedDebate: ...
+
+    async def resume_debates(
+        self, platform: str, attach: Callable[[DebateRecord, dict[str, str]], Awaitable[EventSink | None]]
+    ) -> list[DebateHandle]: ...
 
     async def start_debate(
         self,

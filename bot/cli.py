@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
 import typing
 from collections.abc import Callable, Sequence
@@ -87,6 +89,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--fast", action="store_true", help="no pacing: run on a virtual clock")
     demo.set_defaults(handler=_demo)
 
+    resume: argparse.ArgumentParser = sub.add_parser(
+        "resume",
+        help="continue a terminal debate that was cut short (killed, Ctrl+C)",
+        description="Continue a debate from where it stopped: what was said is shown again, then it goes"
+        " on live. Model flags as for demo.",
+    )
+    resume.add_argument("debate_id", metavar="ID")
+    resume.add_argument("--model", help="model for every role (as for demo)")
+    resume.add_argument("--script", metavar="FILE", help="YAML script of replies (as for demo)")
+    resume.add_argument("--fast", action="store_true", help="no pacing: run on a virtual clock")
+    resume.set_defaults(handler=_resume)
+
     sub.add_parser("personas", help="show the cast from config").set_defaults(handler=_personas)
 
     debates = sub.add_parser("debates", help="list recent debates")
@@ -142,36 +156,41 @@ def _setup_logging(config: Any, level: str | None = None) -> None:
 # --- demo ------------------------------------------------------------------------------------------
 
 
+def _models(args: argparse.Namespace, secrets: Any) -> tuple[Any, str | None]:
+    """The config for a terminal run: --script, --model, or Claude with a key, else the rehearsal."""
+    from core.llm.registry import parse_model_string
+
+    model: dict[str, Any] = {"latency": DEMO_LATENCY}
+    if args.script:
+        model.update(script=args.script)
+        return _load(args, {"model": model}), f"Scripted rehearsal from {args.script}."
+    if args.model:
+        model.update(default=args.model, roles={})
+        return _load(args, {"model": model}), None
+    config = _load(args, {"model": model})
+    wanted = [config.model.default, *config.model.roles.values()]
+    if secrets.anthropic_api_key is None and any(
+        parse_model_string(m).provider == "anthropic" for m in wanted
+    ):
+        config = _load(args, {"model": {**model, "default": "scripted", "roles": {}}})
+        return config, (
+            "No ANTHROPIC_API_KEY is set, so this is the offline scripted rehearsal: placeholder"
+            " lines and seeded votes, no network. Set the key to hear Claude."
+        )
+    return config, None
+
+
 def _demo(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from adapters.console import PipeSafeConsole
     from bot.config import load_secrets
     from core.errors import DebateError
-    from core.llm.registry import parse_model_string
     from core.spec import DebateSpec
 
     console = PipeSafeConsole(highlight=False)
     secrets = load_secrets()
-    model: dict[str, Any] = {"latency": DEMO_LATENCY}
-    mode_line: str | None = None
-    if args.script:
-        model.update(script=args.script)
-        mode_line = f"Scripted rehearsal from {args.script}."
-    elif args.model:
-        model.update(default=args.model, roles={})
-    config = _load(args, {"model": model})
-    if not args.script and not args.model:
-        needs_key = any(
-            parse_model_string(config.model.model_for(role)).provider == "anthropic"
-            for role in ("proposition", "opposition", "observer", "moderator")
-        )
-        if needs_key and secrets.anthropic_api_key is None:
-            config = _load(args, {"model": {**model, "default": "scripted", "roles": {}}})
-            mode_line = (
-                "No ANTHROPIC_API_KEY is set, so this is the offline scripted rehearsal: placeholder"
-                " lines and seeded votes, no network. Set the key to hear Claude."
-            )
+    config, mode_line = _models(args, secrets)
     _setup_logging(config, "WARNING")
 
     interactive = sys.stdin.isatty() and not args.fast
@@ -192,6 +211,91 @@ def _demo(args: argparse.Namespace) -> int:
     if mode_line:
         console.print(Text(mode_line, style="yellow"))
     return asyncio.run(_run_demo(runtime, prepared.spec, console, interactive, args.seed))
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from rich.text import Text
+
+    from adapters.console import PipeSafeConsole
+    from bot.config import load_secrets
+    from bot.runtime import Runtime
+    from core.clock import FakeClock, RealClock
+
+    console = PipeSafeConsole(highlight=False)
+    secrets = load_secrets()
+    config, mode_line = _models(args, secrets)
+    _setup_logging(config, "WARNING")
+    if mode_line:
+        console.print(Text(mode_line, style="yellow"))
+    runtime = Runtime(config, clock=FakeClock() if args.fast else RealClock(), secrets=secrets)
+    interactive = sys.stdin.isatty() and not args.fast
+    return asyncio.run(_run_resume(runtime, args.debate_id, console, interactive))
+
+
+async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: bool) -> int:
+    from rich.rule import Rule
+    from rich.text import Text
+
+    from adapters.console import ConsoleSink
+    from core.manager import CannotResume
+
+    async with runtime as rt:
+        record = await rt.store.get_debate(debate_id)
+        if record is None:
+            raise UsageError(f"No debate with ID {debate_id!r}; `rostra debates` lists them.")
+        if record.status not in ("running", "interrupted"):
+            raise UsageError(
+                f"Debate {debate_id} has already ended ({record.status}); `rostra transcript {debate_id}`"
+                " shows it."
+            )
+        if record.binding.platform != "terminal":
+            platform = record.binding.platform
+            raise UsageError(
+                f"Debate {debate_id} runs in {platform}; it resumes when `rostra {platform}` starts."
+            )
+        sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
+        sink.show_history(await rt.store.events(debate_id))
+        console.print(Rule(Text("resumed", style="bold yellow")))
+        try:
+            handle = await rt.manager.resume(record, sink)
+        except CannotResume as exc:
+            await rt.manager.close_stored(
+                record, sink, reason="failed", message=f"This debate could not be resumed: {exc}."
+            )
+            return 1
+        sink.attach(handle)
+        try:
+            result = await _watch(handle, console)
+        finally:
+            await sink.aclose()
+    console.print(
+        Text(f"\nSaved as debate {result.debate_id}: rostra transcript {result.debate_id}", style="dim")
+    )
+    return 1 if result.reason == "failed" else 0
+
+
+async def _watch(handle: Any, console: Any) -> Any:
+    """Wait for the debate; SIGTERM stops the bot cleanly (the debate stays resumable)."""
+    from rich.text import Text
+
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    if task is not None:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await handle.wait()
+    except asyncio.CancelledError:
+        console.print(
+            Text(
+                f"\nInterrupted. Debate {handle.debate_id} is saved: rostra resume {handle.debate_id}",
+                style="yellow",
+            )
+        )
+        raise
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
 
 
 def _demo_options(args: argparse.Namespace, interactive: bool, document_limit: int) -> dict[str, Any]:
@@ -232,10 +336,7 @@ async def _run_demo(runtime: Any, spec: Any, console: Any, interactive: bool, se
         handle = await rt.start_debate(spec, sink, seed=seed)
         sink.attach(handle)
         try:
-            result = await handle.wait()
-        except asyncio.CancelledError:
-            console.print(Text(f"\nInterrupted. Debate {handle.debate_id} is saved.", style="yellow"))
-            raise
+            result = await _watch(handle, console)
         finally:
             await sink.aclose()
     console.print(

@@ -90,6 +90,7 @@ class Config(BaseSettings):
 
     personas: dict[str, Persona]
     formats: FormatsSettings
+    resume: bool = True
     model: ModelSettings = Field(default_factory=ModelSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)

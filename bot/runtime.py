@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from bot.config import Config, Secrets, load_secrets
 from core.admission import Admission
 from core.clock import Clock, RealClock
+from core.events import Event
 from core.llm.registry import ModelRegistry
 from core.llm.scripted import Script
-from core.manager import DebateManager, PreparedDebate, prepare_debate
+from core.manager import CannotResume, DebateManager, PreparedDebate, prepare_debate
 from core.models import Persona
-from core.ports import Binding, EventSink
+from core.ports import Binding, DebateRecord, EventSink
 from core.session import DebateHandle
 from core.settings import CoreSettings
 from core.spec import DebateSpec
 from core.storage.sqlite import SQLiteStore, open_store
+
+log = logging.getLogger(__name__)
+
+
+class _Nowhere:
+    """The sink of a debate whose channel is gone: its closing events are only stored."""
+
+    async def emit(self, event: Event) -> None:
+        return None
 
 
 class Runtime:
@@ -95,6 +107,56 @@ class Runtime:
         Works before the runtime is opened, so a bad request never touches the store.
         """
         return prepare_debate(spec, self.core, self.models)
+
+    async def resume_debates(
+        self, platform: str, attach: Callable[[DebateRecord, dict[str, str]], Awaitable[EventSink | None]]
+    ) -> list[DebateHandle]:
+        """Pick up this platform's debates that a stop or a crash cut short.
+
+        For each, `attach(record, binding_values)` gives a sink bound to where the debate was shown,
+        or None when that place is gone (the debate is then closed with the reason stored). With
+        `resume: off` the debate is closed with a message instead; one that cannot be replayed
+        here (its format or options changed) is closed saying why. The rest continue, live.
+        """
+        found: list[DebateRecord] = []
+        for status in ("running", "interrupted"):
+            found += [
+                r for r in await self.store.debates_with_status(status) if r.binding.platform == platform
+            ]
+        handles: list[DebateHandle] = []
+        for record in found:
+            if self.manager.get(record.id) is not None:
+                continue
+            try:
+                sink = await attach(record, await self.store.binding_values(record.id))
+            except Exception:
+                log.exception("debate %s: could not reattach its %s delivery", record.id, platform)
+                sink = None
+            if sink is None:
+                await self.manager.close_stored(
+                    record,
+                    _Nowhere(),
+                    reason="failed",
+                    message="Could not be resumed after a restart: the channel it ran in is gone.",
+                )
+            elif not self.config.resume:
+                await self.manager.close_stored(
+                    record,
+                    sink,
+                    reason="interrupted",
+                    message="Rostra restarted and resuming is off here, so this debate ends now.",
+                )
+            else:
+                try:
+                    handles.append(await self.manager.resume(record, sink))
+                except CannotResume as exc:
+                    await self.manager.close_stored(
+                        record,
+                        sink,
+                        reason="failed",
+                        message=f"This debate could not be resumed after a restart: {exc}.",
+                    )
+        return handles
 
     async def start_debate(
         self,

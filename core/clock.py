@@ -92,6 +92,13 @@ class DebateClock:
         remaining = self.remaining
         return remaining is not None and remaining <= 0.0
 
+    def restore(self, *, elapsed: float, paused_total: float, paused: bool) -> None:
+        """Set the clock to stored readings (a resumed debate): time while it was down is not counted."""
+        now = self._clock.now()
+        self._paused_total = paused_total
+        self._paused_at = now if paused else None
+        self._start = now - elapsed - paused_total
+
     def pause(self) -> None:
         if self._paused_at is None:
             self._paused_at = self._clock.now()

@@ -70,7 +70,10 @@ class TurnDelta(_Event):
 
 
 class TurnCompleted(_Event):
-    """The authoritative full text of a turn; front ends make their message match it."""
+    """The authoritative full text of a turn; front ends make their message match it.
+
+    `elapsed` is the debate clock when the turn ended (stamped by the session), for resuming.
+    """
 
     kind: Literal["turn_completed"] = "turn_completed"
     turn_id: str
@@ -81,6 +84,7 @@ class TurnCompleted(_Event):
     usage: TokenUsage = Field(default_factory=TokenUsage)
     fallback: bool = False
     interrupted: bool = False
+    elapsed: float | None = None
     sources: tuple[Source, ...] = ()
     quotes: tuple[QuoteCheck, ...] = ()
 
@@ -147,6 +151,7 @@ class ClockTick(_Event):
     elapsed: float
     remaining: float | None
     paused: bool
+    paused_total: float = 0.0
 
 
 class Verdict(_Event):

@@ -8,14 +8,18 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
 from pydantic import BaseModel
 
 from core.clock import Clock
-from core.errors import AdmissionError, SpecError
-from core.formats import FORMATS, DebateFormat
+from core.errors import AdmissionError, DebateError, SpecError
+from core.events import CompletionReason, Notice
+from core.formats import FORMATS, DebateFormat, Outcome
+from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
 from core.ports import Binding, DebateRecord, EventSink, Store
+from core.replay import Replay
 from core.session import DebateHandle, DebateSession
 from core.settings import CoreSettings
 from core.spec import DebateSpec, clean_topic
@@ -30,6 +34,10 @@ class PreparedDebate:
     spec: DebateSpec
     format_cls: type[DebateFormat]
     options: BaseModel
+
+
+class CannotResume(DebateError):
+    """A stored debate cannot continue here (its format or options no longer fit)."""
 
 
 def new_debate_id() -> str:
@@ -79,6 +87,100 @@ class DebateManager:
         """Check a request without starting it. Raises SpecError or ModelConfigError."""
         return prepare_debate(spec, self.settings, self.models, self.formats)
 
+    def _session(
+        self,
+        *,
+        debate_id: str,
+        spec: DebateSpec,
+        binding: Binding,
+        format_cls: type[DebateFormat],
+        options: BaseModel,
+        sink: EventSink,
+        seed: int,
+        replay: Replay | None = None,
+        recorded_calls: dict[tuple[str, int], str] | None = None,
+    ) -> DebateSession:
+        async def remember(key: str, n: int, payload: str) -> None:
+            await self.store.record_call(debate_id, key, n, payload)
+
+        memo = CallMemo(recorded_calls, record=remember)
+        return DebateSession(
+            debate_id=debate_id,
+            spec=spec,
+            binding=binding,
+            format_cls=format_cls,
+            options=options,
+            settings=self.settings,
+            store=self.store,
+            sink=sink,
+            clock=self.clock,
+            models=self.models.for_debate(seed=seed, topic=spec.topic, memo=memo),
+            seed=seed,
+            replay=replay,
+        )
+
+    def _run(self, session: DebateSession) -> DebateHandle:
+        self._sessions[session.debate_id] = session
+        session.start()
+        session.on_done(lambda: self._forget(session.debate_id))
+        return DebateHandle(session)
+
+    async def resume(self, record: DebateRecord, sink: EventSink) -> DebateHandle:
+        """Continue a stored debate from its event log (see core.replay).
+
+        Raises CannotResume when its format or options no longer fit this Rostra's code or config.
+        """
+        if record.id in self._sessions:
+            raise CannotResume("it is already running")
+        format_cls = self.formats.get(record.format)
+        if format_cls is None:
+            raise CannotResume(f"its format {record.format!r} no longer exists")
+        try:
+            options = format_cls.parse_options(self.settings, dict(record.spec.get("options", {})))
+        except SpecError as exc:
+            raise CannotResume(f"its options no longer fit the configuration ({exc})") from None
+        events = await self.store.events(record.id)
+        session = self._session(
+            debate_id=record.id,
+            spec=DebateSpec(record.format, record.topic, dict(record.spec.get("options", {}))),
+            binding=record.binding,
+            format_cls=format_cls,
+            options=options,
+            sink=sink,
+            seed=int(record.spec.get("seed", 0)),
+            replay=Replay(events),
+            recorded_calls=await self.store.calls(record.id),
+        )
+        await self.store.set_status(record.id, "running", "resumed after a restart")
+        log.info("debate %s resumed from %d stored events", record.id, len(events))
+        return self._run(session)
+
+    async def close_stored(
+        self, record: DebateRecord, sink: EventSink, *, reason: CompletionReason, message: str
+    ) -> None:
+        """End a stored debate without running it: a notice saying why, then its closing event."""
+        format_cls = self.formats.get(record.format)
+        if format_cls is None:  # nothing can run it; still record the end with its statistics
+            format_cls = next(iter(self.formats.values()))
+        try:
+            options = format_cls.parse_options(self.settings, dict(record.spec.get("options", {})))
+        except SpecError:
+            options = format_cls.Options.model_construct()
+        session = self._session(
+            debate_id=record.id,
+            spec=DebateSpec(record.format, record.topic, dict(record.spec.get("options", {}))),
+            binding=record.binding,
+            format_cls=format_cls,
+            options=options,
+            sink=sink,
+            seed=int(record.spec.get("seed", 0)),
+            replay=Replay(await self.store.events(record.id)),
+        )
+        level: Literal["warning", "error"] = "error" if reason == "failed" else "warning"
+        await session.close_from_log(
+            Outcome(reason, detail=message), Notice(level=level, code="not_resumed", message=message)
+        )
+
     async def start(
         self,
         spec: DebateSpec,
@@ -111,24 +213,19 @@ class DebateManager:
                 updated_at=now,
             )
         )
-        session = DebateSession(
-            debate_id=debate_id,
-            spec=prepared.spec,
-            binding=binding,
-            format_cls=prepared.format_cls,
-            options=prepared.options,
-            settings=self.settings,
-            store=self.store,
-            sink=sink,
-            clock=self.clock,
-            models=self.models.for_debate(seed=seed, topic=prepared.spec.topic),
-            seed=seed,
+        handle = self._run(
+            self._session(
+                debate_id=debate_id,
+                spec=prepared.spec,
+                binding=binding,
+                format_cls=prepared.format_cls,
+                options=prepared.options,
+                sink=sink,
+                seed=seed,
+            )
         )
-        self._sessions[debate_id] = session
-        session.start()
-        session.on_done(lambda: self._forget(debate_id))
         log.info("debate %s started (%s): %s", debate_id, prepared.spec.format, prepared.spec.topic)
-        return DebateHandle(session)
+        return handle
 
     def _forget(self, debate_id: str) -> None:
         self._sessions.pop(debate_id, None)

@@ -9,18 +9,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from core.clock import Clock, DebateClock
 from core.errors import BallotClosedError
-from core.events import DebateCompleted, Notice, TurnCompleted, VotingClosed
+from core.events import ClockTick, DebateCompleted, HumanVoteOpened, Notice, TurnCompleted, VotingClosed
 from core.formats.base import DebateContext, DebateFormat, Emitter, Outcome
 from core.llm.registry import DebateModels
-from core.models import Statistics
+from core.models import Statistics, VoteOption
 from core.ports import Binding, DebateStatus, EventSink, Store
+from core.replay import Replay, ResumeMismatch
 from core.settings import CoreSettings
 from core.spec import DebateSpec
 from core.state import DebateState
@@ -78,6 +79,7 @@ class DebateSession:
         clock: Clock,
         models: DebateModels,
         seed: int,
+        replay: Replay | None = None,
     ) -> None:
         self.debate_id = debate_id
         self.spec = spec
@@ -87,13 +89,14 @@ class DebateSession:
         self._sink = sink
         self._lock = asyncio.Lock()
         self._delivering: asyncio.Task[Any] | None = None
-        self._seq = 0
+        self._replay = replay
+        self._seq = replay.last_seq if replay is not None else 0
         self._stop_reason: str | None = None
         self._inner: asyncio.Task[Outcome] | None = None
         self._task: asyncio.Task[None] | None = None
         self._result: asyncio.Future[DebateResult] = asyncio.get_running_loop().create_future()
         emit = Emitter(self.emit)
-        self.ballots = HumanBallots(self.emit, self.state, clock)
+        self.ballots = HumanBallots(self.emit, self.state, clock, self if replay is not None else None)
         self.debate_clock = DebateClock(clock, format_cls.duration(options))
         self.ctx = DebateContext(
             debate_id=debate_id,
@@ -106,6 +109,7 @@ class DebateSession:
             state=self.state,
             emit=emit,
             ballots=self.ballots,
+            replay=replay,
         )
         self.format = format_cls(self.ctx, options)
 
@@ -137,10 +141,25 @@ class DebateSession:
                 self._delivering = None
 
     async def _emit_locked(self, event: Any) -> Any:
+        replay = self._replay
+        if replay is not None and replay.active:
+            self._apply_stored(replay.passive())
+            if replay.active:
+                stored = replay.match(event)
+                self._apply_stored([stored])
+                self._apply_stored(replay.passive())
+                if not replay.active:
+                    log.info(
+                        "debate %s: caught up with its log at #%d; live again", self.debate_id, self._seq
+                    )
+                return stored
         self._seq += 1
-        stamped = event.model_copy(
-            update={"debate_id": self.debate_id, "seq": self._seq, "at": datetime.now(UTC)}
-        )
+        update: dict[str, Any] = {"debate_id": self.debate_id, "seq": self._seq, "at": datetime.now(UTC)}
+        if isinstance(event, TurnCompleted) and event.elapsed is None:
+            update["elapsed"] = self.debate_clock.elapsed
+        elif isinstance(event, ClockTick):
+            update["paused_total"] = self.debate_clock.paused_total
+        stamped = event.model_copy(update=update)
         try:
             await self._store.append(stamped)
         except Exception:
@@ -152,6 +171,41 @@ class DebateSession:
         except Exception:
             log.exception("debate %s: the sink failed on %s #%d", self.debate_id, stamped.kind, stamped.seq)
         return stamped
+
+    def _apply_stored(self, events: list[Any]) -> None:
+        """Events from the stored log: into the state, and their clock readings into the clock."""
+        for event in events:
+            self.state.apply(event)
+            if isinstance(event, TurnCompleted) and event.elapsed is not None:
+                clock = self.debate_clock
+                clock.restore(elapsed=event.elapsed, paused_total=clock.paused_total, paused=clock.paused)
+            elif isinstance(event, ClockTick):
+                self.debate_clock.restore(
+                    elapsed=event.elapsed, paused_total=event.paused_total, paused=event.paused
+                )
+
+    # --- what a resumed debate's vote windows ask (WindowResume) ----------------------------------
+
+    @property
+    def replaying(self) -> bool:
+        return self._replay is not None and self._replay.active
+
+    def logged(self, event: HumanVoteOpened) -> bool:
+        return self._replay is not None and event.seq <= self._replay.last_seq
+
+    def window_closed_ahead(self, vote_id: str) -> bool:
+        return self._replay is not None and self._replay.window_closed_ahead(vote_id)
+
+    def people_tally(self, vote_id: str, options: Sequence[VoteOption]) -> dict[str, int]:
+        assert self._replay is not None
+        return self._replay.people_tally(vote_id, options)
+
+    def reopen(self, opened: HumanVoteOpened, window: float) -> float:
+        """The window was open when the bot stopped: apply what is left of the log; the time left."""
+        assert self._replay is not None
+        left = self._replay.time_left(opened, window)
+        self._apply_stored(self._replay.rest())
+        return left
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -201,16 +255,33 @@ class DebateSession:
             await self.ctx.models.aclose()
             raise
         except Exception as exc:
-            log.exception("debate %s failed", self.debate_id)
-            outcome = Outcome("failed", detail=f"{type(exc).__name__}: {exc}")
+            if self._replay is not None and self._replay.active:
+                self._apply_stored(self._replay.rest())  # what follows is new, whatever happened
+            if isinstance(exc, ResumeMismatch):
+                log.warning("debate %s cannot be resumed: %s", self.debate_id, exc)
+                outcome = Outcome("failed", detail=f"could not be resumed: {exc}")
+                message = f"This debate could not be resumed after a restart: {exc}."
+            else:
+                log.exception("debate %s failed", self.debate_id)
+                outcome = Outcome("failed", detail=f"{type(exc).__name__}: {exc}")
+                message = f"The debate hit an error: {exc}"
             try:
-                await self.emit(
-                    Notice(level="error", code="debate_failed", message=f"The debate hit an error: {exc}")
-                )
+                await self.emit(Notice(level="error", code="debate_failed", message=message))
             except Exception:
                 log.exception("debate %s: could not record the failure notice", self.debate_id)
         await self._finish(outcome)
         await self.ctx.models.aclose()
+
+    async def close_from_log(self, outcome: Outcome, notice: Notice) -> DebateResult:
+        """End a stored debate without running it (it cannot or may not be resumed), saying why."""
+        if self._replay is not None:
+            self._apply_stored(self._replay.rest())
+        try:
+            await self.emit(notice)
+        except Exception:
+            log.exception("debate %s: could not record why it closed", self.debate_id)
+        await self._finish(outcome)  # closes a turn or vote left open, then DebateCompleted
+        return await self.wait()
 
     async def _close_loose_ends(self) -> None:
         """A stop or failure can leave a turn or a vote open; close them so front ends can too."""
@@ -245,7 +316,7 @@ class DebateSession:
     async def _finish(self, outcome: Outcome) -> None:
         result = DebateResult(self.debate_id, outcome.reason, outcome.detail, outcome.summary, Statistics())
         try:
-            if outcome.reason in ("stopped", "failed"):
+            if outcome.reason in ("stopped", "failed", "interrupted"):
                 await self._close_loose_ends()
             self.debate_clock.pause()
             stats = self.state.statistics(

@@ -134,17 +134,11 @@ async def run_turn(
     turn_id = turn_id or ctx.next_turn_id()
     agent = _agent(ctx, request)
     error = ""
-    for attempt in (1, 2):
-        await ctx.emit(
-            TurnStarted(
-                turn_id=turn_id,
-                speaker=persona.ref(),
-                role=role,
-                round=round_no,
-                heading=heading,
-                attempt=attempt,
-            )
-        )
+    attempt = 0
+    for _ in (1, 2):
+        attempt += 1
+        await ctx.emit(_started(request, turn_id, attempt))
+        attempt = await _pass_abandoned_attempts(ctx, agent, request, turn_id, attempt)
         buffer = _DeltaBuffer(ctx, turn_id)
         try:
             spoken = await agent.speak(prompt, buffer.add)
@@ -155,6 +149,38 @@ async def run_turn(
         await buffer.flush()
         return await ctx.emit(_completed(request, turn_id, spoken))
     return await _emit_fallback(ctx, request, turn_id, error)
+
+
+async def _pass_abandoned_attempts(
+    ctx: DebateContext, agent: PersonaAgent, request: TurnRequest, turn_id: str, attempt: int
+) -> int:
+    """In a resumed debate, skip the attempts a crash cut short; the attempt to speak now.
+
+    The log shows an attempt that failed (its failure is remembered: it is retried as before) or one
+    that a crash abandoned (started again after the restart, with no model call in between). Where
+    the log ends inside this turn, it starts over live, so front ends replace the partial text.
+    """
+    replay = ctx.replay
+    if replay is None:
+        return attempt
+    while replay.active and replay.restarts(turn_id) and not agent.next_call_failed_before():
+        attempt += 1
+        await ctx.emit(_started(request, turn_id, attempt))
+    if replay.took_over_in_turn(turn_id) is not None:
+        attempt += 1
+        await ctx.emit(_started(request, turn_id, attempt))
+    return attempt
+
+
+def _started(request: TurnRequest, turn_id: str, attempt: int) -> TurnStarted:
+    return TurnStarted(
+        turn_id=turn_id,
+        speaker=request.persona.ref(),
+        role=request.role,
+        round=request.round_no,
+        heading=request.heading,
+        attempt=attempt,
+    )
 
 
 async def _speak_quietly(agent: PersonaAgent, prompt: str, on_delta: DeltaCallback) -> SpokenTurn | str:

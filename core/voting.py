@@ -6,8 +6,8 @@ the debate handle at any moment and are accepted only while a window is open.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, Protocol
 
 from core.clock import Clock
 from core.errors import BallotClosedError, InvalidChoiceError
@@ -16,11 +16,33 @@ from core.models import VoteOption, Voter
 from core.state import DebateState
 
 
+class WindowResume(Protocol):
+    """What a resumed debate knows about a vote window from its stored log."""
+
+    @property
+    def replaying(self) -> bool: ...
+
+    def logged(self, event: HumanVoteOpened) -> bool: ...
+
+    def window_closed_ahead(self, vote_id: str) -> bool: ...
+
+    def people_tally(self, vote_id: str, options: Sequence[VoteOption]) -> dict[str, int]: ...
+
+    def reopen(self, opened: HumanVoteOpened, window: float) -> float: ...
+
+
 class HumanBallots:
-    def __init__(self, emit: Callable[[Any], Awaitable[Any]], state: DebateState, clock: Clock) -> None:
+    def __init__(
+        self,
+        emit: Callable[[Any], Awaitable[Any]],
+        state: DebateState,
+        clock: Clock,
+        resume: WindowResume | None = None,
+    ) -> None:
         self._emit = emit
         self._state = state
         self._clock = clock
+        self._resume = resume
         self._closed: set[str] = set()
 
     def is_open(self, vote_id: str) -> bool:
@@ -34,8 +56,22 @@ class HumanBallots:
         window: float,
         reason: Literal["tie", "vote"],
     ) -> dict[str, int]:
-        """Open the window, wait it out on the debate's clock, close it; the people's tally."""
-        await self._emit(HumanVoteOpened(vote_id=vote_id, options=options, window=window, reason=reason))
+        """Open the window, wait it out on the debate's clock, close it; the people's tally.
+
+        In a resumed debate a window that closed before the restart gives its stored tally at once;
+        one that was open when the bot stopped reopens for the time it had left.
+        """
+        opened: HumanVoteOpened = await self._emit(
+            HumanVoteOpened(vote_id=vote_id, options=options, window=window, reason=reason)
+        )
+        resume = self._resume
+        if resume is not None and resume.logged(opened):
+            if resume.window_closed_ahead(vote_id):
+                self._closed.add(vote_id)
+                return resume.people_tally(vote_id, options)
+            left = resume.reopen(opened, window)
+            await self._emit(HumanVoteOpened(vote_id=vote_id, options=options, window=left, reason=reason))
+            window = left
         await self._clock.sleep(window)
         return self.close(vote_id)
 
@@ -45,6 +81,8 @@ class HumanBallots:
         return ballot.human_tally() if ballot is not None else {}
 
     async def cast(self, vote_id: str, voter_id: str, choice: str, voter_name: str | None = None) -> None:
+        if self._resume is not None and self._resume.replaying:
+            raise BallotClosedError("The debate is catching up after a restart; vote again in a moment.")
         if not self.is_open(vote_id):
             raise BallotClosedError(f"Voting on {vote_id} is not open to people right now.")
         ballot = self._state.ballots[vote_id]
@@ -60,6 +98,8 @@ class HumanBallots:
         await self._emit(VoteCast(vote_id=vote_id, voter=voter, choice=choice))
 
     async def withdraw(self, vote_id: str, voter_id: str) -> None:
+        if self._resume is not None and self._resume.replaying:
+            raise BallotClosedError("The debate is catching up after a restart; vote again in a moment.")
         if not self.is_open(vote_id):
             raise BallotClosedError(f"Voting on {vote_id} is not open to people right now.")
         current = self._state.ballots[vote_id].human_votes.get(voter_id)

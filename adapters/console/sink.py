@@ -86,6 +86,12 @@ class ConsoleSink:
     def attach(self, handle: DebateHandle) -> None:
         self._handle = handle
 
+    def show_history(self, events: list[Event]) -> None:
+        """Print what a debate said before (a resumed debate), without asking for votes."""
+        for event in events:
+            for piece in self.view.render(event):
+                self.console.print(piece.renderable, end="" if piece.inline else "\n", soft_wrap=piece.inline)
+
     async def emit(self, event: Event) -> None:
         for piece in self.view.render(event):
             self.console.print(piece.renderable, end="" if piece.inline else "\n", soft_wrap=piece.inline)

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.context import ContextBuilder
-from core.errors import ModelCallError, SpecError
+from core.errors import SpecError
 from core.events import (
     ClockTick,
     CompletionReason,
@@ -28,7 +28,9 @@ from core.events import (
     VotingStarted,
 )
 from core.formats.base import DebateFormat, Outcome
+from core.llm.agents import Decision, consult
 from core.models import CastMember, Persona, VoteOption, Voter
+from core.ordered import each_in_order
 from core.prompts import arena as prompts
 from core.prompts import excerpt, persona_system
 from core.settings import CoreSettings
@@ -252,8 +254,12 @@ class Arena(DebateFormat):
                 if mode == "vote"
                 else None
             )
-            for observer in observers:
-                group.create_task(self._ask(observer, vote_id, prompt))
+            group.create_task(
+                each_in_order(
+                    [self._consult(observer, prompt) for observer in observers],
+                    lambda i, outcome: self._record_vote(observers[i], vote_id, outcome),
+                )
+            )
         ballot = ctx.state.ballots[vote_id]
         keep = sum(1 for v in ballot.ai_votes.values() if v.choice == "keep")
         replace = sum(1 for v in ballot.ai_votes.values() if v.choice == "replace")
@@ -311,14 +317,14 @@ class Arena(DebateFormat):
         await self._tick()
         return active
 
-    async def _ask(self, observer: Persona, vote_id: str, prompt: str) -> None:
+    async def _consult(self, observer: Persona, prompt: str) -> Decision[ArenaVote] | str:
+        system = persona_system(observer, self.ctx.topic)
+        return await consult(self.ctx.models.agent(observer, "observer", "vote", system), prompt, ArenaVote)
+
+    async def _record_vote(self, observer: Persona, vote_id: str, outcome: Decision[ArenaVote] | str) -> None:
         ctx = self.ctx
-        agent = ctx.models.agent(observer, "observer", "vote", persona_system(observer, ctx.topic))
         voter = Voter.of(observer.ref())
-        try:
-            decision = await agent.decide(prompt, ArenaVote)
-        except Exception as exc:  # a broken voter must never penalise the speaker
-            why = exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__
+        if isinstance(outcome, str):  # a broken voter must never penalise the speaker
             await ctx.emit(
                 VoteCast(
                     vote_id=vote_id,
@@ -332,18 +338,18 @@ class Arena(DebateFormat):
                 Notice(
                     level="warning",
                     code="vote_failed",
-                    message=f"{observer.name} could not vote ({why}); counted as keep.",
+                    message=f"{observer.name} could not vote ({outcome}); counted as keep.",
                 )
             )
             return
-        if decision.value is None:
+        if outcome.value is None:
             await ctx.emit(
                 Notice(
                     level="warning",
                     code="vote_dropped",
                     message=f"{observer.name}'s vote could not be read and was dropped:"
-                    f" “{excerpt(decision.raw, 120)}”",
-                    usage=decision.usage,
+                    f" “{excerpt(outcome.raw, 120)}”",
+                    usage=outcome.usage,
                 )
             )
             return
@@ -351,9 +357,9 @@ class Arena(DebateFormat):
             VoteCast(
                 vote_id=vote_id,
                 voter=voter,
-                choice=decision.value.vote,
-                reason=decision.value.reason,
-                usage=decision.usage,
+                choice=outcome.value.vote,
+                reason=outcome.value.reason,
+                usage=outcome.usage,
             )
         )
 

@@ -14,6 +14,7 @@ from core.clock import Clock, DebateClock
 from core.events import CompletionReason, Event
 from core.llm.registry import DebateModels
 from core.models import Persona
+from core.replay import Replay
 from core.settings import CoreSettings
 from core.state import DebateState
 from core.voting import HumanBallots
@@ -44,6 +45,7 @@ class DebateContext:
     state: DebateState
     emit: Emitter
     ballots: HumanBallots
+    replay: Replay | None = None
 
     @property
     def personas(self) -> dict[str, Persona]:

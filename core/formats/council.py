@@ -24,7 +24,6 @@ that fails or cannot be read counts as an abstention, with a notice.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +45,9 @@ from core.events import (
     VotingStarted,
 )
 from core.formats.base import DebateFormat, Outcome
+from core.llm.agents import Decision, consult
 from core.models import CastMember, Persona, TokenUsage, VoteOption, Voter
+from core.ordered import each_in_order
 from core.prompts import council as prompts
 from core.prompts import excerpt, persona_system
 from core.settings import CoreSettings
@@ -377,20 +378,15 @@ class Council(DebateFormat):
         entries = _entries(proposals)
         schema = choice_schema(MemberVote, [*(p.key for p in proposals), ABSTAIN])
         own = {p.author.id: p.key for p in proposals}
-        async with asyncio.TaskGroup() as group:
-            tasks = {
-                m.id: group.create_task(
-                    self._ask(
-                        m,
-                        schema,
-                        prompts.vote(
-                            question=ctx.topic, proposals=entries, own_key=own.get(m.id), limit=limit
-                        ),
-                    )
-                )
-                for m in self.members
-            }
-        ruling = await self._decide(proposals, options, [task.result() for task in tasks.values()])
+        prompt_for = {
+            m.id: prompts.vote(question=ctx.topic, proposals=entries, own_key=own.get(m.id), limit=limit)
+            for m in self.members
+        }
+        cast_votes = await each_in_order(
+            [self._consult(m, schema, prompt_for[m.id]) for m in self.members],
+            lambda i, outcome: self._record_vote(self.members[i], outcome),
+        )
+        ruling = await self._decide(proposals, options, cast_votes)
         await ctx.emit(
             VotingClosed(
                 vote_id=VOTE_ID,
@@ -468,29 +464,31 @@ class Council(DebateFormat):
             notes.append(f"{len(abstained)} abstained ({_names(abstained)}).")
         return Ruling(by_key[winner], tally, how, tuple(notes), explain, human_tally, tie_broken_by, by)
 
-    async def _ask(self, member: Persona, schema: type[MemberVote], prompt: str) -> VoteCast:
+    async def _consult(
+        self, member: Persona, schema: type[MemberVote], prompt: str
+    ) -> Decision[MemberVote] | str:
+        agent = self.ctx.models.agent(member, "council", "vote", self._system(member))
+        return await consult(agent, prompt, schema)
+
+    async def _record_vote(self, member: Persona, outcome: Decision[MemberVote] | str) -> VoteCast:
         """One member's vote; a failed or unreadable vote is an abstention, with a notice."""
-        ctx = self.ctx
-        agent = ctx.models.agent(member, "council", "vote", self._system(member))
         voter = Voter.of(member.ref())
-        try:
-            decision = await agent.decide(prompt, schema)
-        except Exception as exc:  # a broken voter abstains; the council still decides
-            message = f"{member.name} could not vote ({_why(exc)}); counted as an abstention."
+        if isinstance(outcome, str):  # a broken voter abstains; the council still decides
+            message = f"{member.name} could not vote ({outcome}); counted as an abstention."
             return await self._abstain(voter, "Could not vote", "vote_failed", message)
-        if decision.value is None:
+        if outcome.value is None:
             message = (
                 f"{member.name}'s vote could not be read and counts as an abstention:"
-                f" “{excerpt(decision.raw, 120)}”"
+                f" “{excerpt(outcome.raw, 120)}”"
             )
-            return await self._abstain(voter, "Vote unreadable", "vote_unreadable", message, decision.usage)
-        return await ctx.emit(
+            return await self._abstain(voter, "Vote unreadable", "vote_unreadable", message, outcome.usage)
+        return await self.ctx.emit(
             VoteCast(
                 vote_id=VOTE_ID,
                 voter=voter,
-                choice=decision.value.choice,
-                reason=decision.value.reason,
-                usage=decision.usage,
+                choice=outcome.value.choice,
+                reason=outcome.value.reason,
+                usage=outcome.usage,
             )
         )
 

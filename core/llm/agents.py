@@ -17,6 +17,7 @@ from agno.run.base import RunStatus
 from pydantic import BaseModel
 
 from core.errors import ModelCallError
+from core.llm.memo import CallMemo
 from core.models import TokenUsage
 
 T = TypeVar("T", bound=BaseModel)
@@ -52,17 +53,77 @@ def usage_of(output: RunOutput) -> TokenUsage:
 
 
 class PersonaAgent:
-    def __init__(self, agent: Agent, *, label: str, timeout: float) -> None:
+    """One persona in one role. With a memo, a call made before (a resumed debate) is not made again."""
+
+    def __init__(
+        self, agent: Agent, *, label: str, timeout: float, memo: CallMemo | None = None, key: str = ""
+    ) -> None:
         self._agent = agent
         self.label = label
         self._timeout = timeout
+        self._memo = memo
+        self._key = key or label
 
     @property
     def agent(self) -> Agent:
         return self._agent
 
+    def next_call_failed_before(self) -> bool:
+        """Whether the next call is one that failed before the debate was resumed."""
+        recalled = self._memo.peek(self._key) if self._memo is not None else None
+        return recalled is not None and not recalled["ok"]
+
+    def _recall(self) -> tuple[int, dict[str, Any] | None]:
+        if self._memo is None:
+            return 0, None
+        n = self._memo.take_index(self._key)
+        recalled = self._memo.recalled(self._key, n)
+        if recalled is not None:
+            skip = getattr(self._agent.model, "skip", None)
+            if callable(skip):  # a scripted model keeps its place in the script
+                skip()
+        return n, recalled
+
+    async def _remember(self, n: int, result: dict[str, Any]) -> None:
+        if self._memo is not None:
+            await self._memo.remember(self._key, n, result)
+
     async def speak(self, prompt: str, on_delta: DeltaCallback) -> SpokenTurn:
-        """Stream a turn; `on_delta` gets each non-empty text chunk as it arrives."""
+        """Stream a turn; `on_delta` gets each non-empty text chunk as it arrives (not when recalled)."""
+        n, recalled = self._recall()
+        if recalled is not None:
+            if not recalled["ok"]:
+                raise ModelCallError(self.label, recalled["error"])
+            return SpokenTurn(text=recalled["text"], usage=TokenUsage(**recalled["usage"]))
+        try:
+            turn = await self._speak_live(prompt, on_delta)
+        except Exception as exc:
+            await self._remember(n, {"ok": False, "error": _reason(exc)})
+            raise
+        await self._remember(n, {"ok": True, "text": turn.text, "usage": turn.usage.model_dump()})
+        return turn
+
+    async def decide(self, prompt: str, schema: type[T]) -> Decision[T]:
+        """Ask for a structured reply (a vote, a ruling)."""
+        n, recalled = self._recall()
+        if recalled is not None:
+            if not recalled["ok"]:
+                raise ModelCallError(self.label, recalled["error"])
+            parsed = recalled["parsed"]
+            value = schema.model_validate_json(parsed) if parsed is not None else None
+            return Decision(value=value, raw=recalled["raw"], usage=TokenUsage(**recalled["usage"]))
+        try:
+            decision = await self._decide_live(prompt, schema)
+        except Exception as exc:
+            await self._remember(n, {"ok": False, "error": _reason(exc)})
+            raise
+        parsed_json = decision.value.model_dump_json() if decision.value is not None else None
+        await self._remember(
+            n, {"ok": True, "raw": decision.raw, "parsed": parsed_json, "usage": decision.usage.model_dump()}
+        )
+        return decision
+
+    async def _speak_live(self, prompt: str, on_delta: DeltaCallback) -> SpokenTurn:
         parts: list[str] = []
         final: RunOutput | None = None
         try:
@@ -86,8 +147,7 @@ class PersonaAgent:
             raise ModelCallError(self.label, "the model returned no text")
         return SpokenTurn(text=text, usage=usage_of(final) if final is not None else TokenUsage())
 
-    async def decide(self, prompt: str, schema: type[T]) -> Decision[T]:
-        """Ask for a structured reply (a vote, a ruling)."""
+    async def _decide_live(self, prompt: str, schema: type[T]) -> Decision[T]:
         try:
             async with asyncio.timeout(self._timeout):
                 output: Any = await self._agent.arun(prompt, output_schema=schema)
@@ -101,3 +161,15 @@ class PersonaAgent:
         if isinstance(output.content, schema):
             return Decision(value=output.content, raw=output.content.model_dump_json(), usage=usage)
         return Decision(value=None, raw=str(output.content or ""), usage=usage)
+
+
+def _reason(exc: Exception) -> str:
+    return exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__
+
+
+async def consult(agent: PersonaAgent, prompt: str, schema: type[T]) -> Decision[T] | str:
+    """A structured reply, or the reason it failed (formats decide what a failure counts as)."""
+    try:
+        return await agent.decide(prompt, schema)
+    except Exception as exc:  # every failure is reported the same way: by its reason
+        return _reason(exc)

@@ -29,6 +29,7 @@ from agno.models.utils import MODEL_PROVIDER_CLASSES  # noqa: E402
 from core.clock import Clock  # noqa: E402
 from core.errors import ModelConfigError  # noqa: E402
 from core.llm.agents import PersonaAgent  # noqa: E402
+from core.llm.memo import CallMemo  # noqa: E402
 from core.llm.scripted import Script, ScriptedModel  # noqa: E402
 from core.models import Persona  # noqa: E402
 from core.settings import ModelSettings, ResearchSettings  # noqa: E402
@@ -153,9 +154,9 @@ class ModelRegistry:
             )
         ]
 
-    def for_debate(self, *, seed: int, topic: str) -> DebateModels:
+    def for_debate(self, *, seed: int, topic: str, memo: CallMemo | None = None) -> DebateModels:
         script = self._script.copy() if self._script is not None else None
-        return DebateModels(self, script=script, seed=seed, topic=topic)
+        return DebateModels(self, script=script, seed=seed, topic=topic, memo=memo)
 
     def build_model(
         self,
@@ -209,8 +210,17 @@ class ModelRegistry:
 class DebateModels:
     """The agents of one debate: one per (persona, role, call kind), script cursors shared."""
 
-    def __init__(self, registry: ModelRegistry, *, script: Script | None, seed: int, topic: str) -> None:
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        *,
+        script: Script | None,
+        seed: int,
+        topic: str,
+        memo: CallMemo | None = None,
+    ) -> None:
         self._registry = registry
+        self.memo = memo
         self.script = script
         self.seed = seed
         self.topic = topic
@@ -251,7 +261,13 @@ class DebateModels:
             resolve_in_context=False,
             markdown=False,
         )
-        made = PersonaAgent(agent, label=f"{persona.name} ({role})", timeout=settings.call_timeout)
+        made = PersonaAgent(
+            agent,
+            label=f"{persona.name} ({role})",
+            timeout=settings.call_timeout,
+            memo=self.memo,
+            key=f"{persona.id}|{role}|{kind}",
+        )
         self._agents[key] = made
         return made
 

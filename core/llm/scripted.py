@@ -304,6 +304,12 @@ class ScriptedModel(Model):
         )
         return text, delay
 
+    def skip(self) -> None:
+        """A call answered from memory (a resumed debate): keep the script's place and the count."""
+        self.calls.append([])
+        if self.script is not None:
+            self.script.next(self.persona_id, self.role)
+
     @staticmethod
     def _usage(messages: list[Message], text: str) -> MessageMetrics:
         prompt = sum(len(str(m.content or "")) for m in messages) // 4

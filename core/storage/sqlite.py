@@ -44,6 +44,13 @@ CREATE TABLE IF NOT EXISTS events (
     payload     TEXT NOT NULL,
     PRIMARY KEY (debate_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS model_calls (
+    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
+    key         TEXT NOT NULL,
+    n           INTEGER NOT NULL,
+    payload     TEXT NOT NULL,
+    PRIMARY KEY (debate_id, key, n)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS bindings (
     debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
     key         TEXT NOT NULL,
@@ -179,6 +186,20 @@ class SQLiteStore:
             (debate_id, key, value),
         )
         await self._conn.commit()
+
+    async def record_call(self, debate_id: str, key: str, n: int, payload: str) -> None:
+        await self._conn.execute(
+            "INSERT OR REPLACE INTO model_calls (debate_id, key, n, payload) VALUES (?,?,?,?)",
+            (debate_id, key, n, payload),
+        )
+        await self._conn.commit()
+
+    async def calls(self, debate_id: str) -> dict[tuple[str, int], str]:
+        async with self._conn.execute(
+            "SELECT key, n, payload FROM model_calls WHERE debate_id = ?", (debate_id,)
+        ) as cur:
+            rows = await cur.fetchall()
+        return {(r["key"], int(r["n"])): r["payload"] for r in rows}
 
     async def binding_values(self, debate_id: str) -> dict[str, str]:
         async with self._conn.execute(

@@ -1,0 +1,159 @@
+"""Resuming a debate: its format runs again from the start against the stored event log.
+
+While the log lasts, every event the format emits must match the next stored one (it is not stored
+or delivered again: the channel has seen it); model calls are answered from memory (`CallMemo`),
+the clock is restored from the logged times, and people's votes and streamed text are applied as
+they come in the log. When the log runs out the debate is live again, at the step that was in
+flight: a turn that was being spoken starts over (its partial text is replaced), a vote window that
+was open reopens for the time it had left. A format that takes a different path (its code or the
+config changed) cannot be resumed; `ResumeMismatch` says where.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from core.errors import DebateError
+from core.events import (
+    DebateStarted,
+    Event,
+    HumanVoteOpened,
+    PhaseChanged,
+    SpeakerSwitched,
+    TurnCompleted,
+    TurnDelta,
+    TurnStarted,
+    Verdict,
+    VoteCast,
+    VoteWithdrawn,
+    VotingClosed,
+    VotingStarted,
+)
+from core.models import VoteOption
+
+MIN_REOPENED_WINDOW = 10.0
+"""A window that was open when the bot stopped reopens for at least this long, so people see it."""
+
+
+class ResumeMismatch(DebateError):
+    """The format took a different path than the stored debate did."""
+
+
+def from_outside(event: Event) -> bool:
+    """People's votes reach the log from the channel, not from the format."""
+    return (isinstance(event, VoteCast) and event.voter.human) or isinstance(event, VoteWithdrawn)
+
+
+def _identity(event: Event) -> tuple[Any, ...]:
+    match event:
+        case DebateStarted():
+            return (event.kind, event.format)
+        case PhaseChanged():
+            return (event.kind, event.phase)
+        case TurnStarted():
+            return (event.kind, event.turn_id, event.speaker.id, event.attempt)
+        case TurnCompleted():
+            return (event.kind, event.turn_id, event.speaker.id, event.fallback)
+        case VotingStarted() | HumanVoteOpened():
+            return (event.kind, event.vote_id)
+        case VoteCast():
+            return (event.kind, event.vote_id, event.voter.id, event.choice)
+        case VotingClosed():
+            return (event.kind, event.vote_id, event.decision)
+        case SpeakerSwitched():
+            return (event.kind, event.old.id, event.new.id)
+        case Verdict():
+            return (event.kind, event.title, event.winner)
+        case _:
+            return (event.kind,)
+
+
+def _describe(event: Event) -> str:
+    return " ".join(str(part) for part in _identity(event))
+
+
+class Replay:
+    """The stored log, consumed in order while the format catches up."""
+
+    def __init__(self, events: Sequence[Event]) -> None:
+        self._events = list(events)
+        self._pos = 0
+        self.resumed_after: Event | None = None  # the last event the format matched before going live
+        self._taken_over = False
+
+    @property
+    def active(self) -> bool:
+        return self._pos < len(self._events)
+
+    @property
+    def last_seq(self) -> int:
+        return self._events[-1].seq if self._events else 0
+
+    def passive(self) -> list[Event]:
+        """People's votes and streamed text next in the log: consumed here, applied by the caller."""
+        taken = []
+        while self.active and (
+            from_outside(self._events[self._pos]) or isinstance(self._events[self._pos], TurnDelta)
+        ):
+            taken.append(self._events[self._pos])
+            self._pos += 1
+        return taken
+
+    def match(self, event: Event) -> Event:
+        """The stored event the format's `event` stands for; ResumeMismatch if it took another path."""
+        stored = self._events[self._pos]
+        if _identity(stored) != _identity(event):
+            raise ResumeMismatch(
+                f"event #{stored.seq} was '{_describe(stored)}' but the debate now says '{_describe(event)}'"
+            )
+        self._pos += 1
+        self.resumed_after = stored
+        return stored
+
+    def rest(self) -> list[Event]:
+        """Everything left (the log ended inside a vote window): consumed, applied by the caller."""
+        taken, self._pos = self._events[self._pos :], len(self._events)
+        return taken
+
+    # --- where the debate stood -----------------------------------------------------------------
+
+    def restarts(self, turn_id: str) -> bool:
+        """Whether the next stored event (past streamed text and votes) starts this turn again."""
+        for event in self._events[self._pos :]:
+            if from_outside(event) or isinstance(event, TurnDelta):
+                continue
+            return isinstance(event, TurnStarted) and event.turn_id == turn_id
+        return False
+
+    def took_over_in_turn(self, turn_id: str) -> int | None:
+        """The attempt that was being spoken when the debate stopped, once, if it was this turn."""
+        after = self.resumed_after
+        if self.active or self._taken_over or not isinstance(after, TurnStarted) or after.turn_id != turn_id:
+            return None
+        self._taken_over = True
+        return after.attempt
+
+    def window_closed_ahead(self, vote_id: str) -> bool:
+        return any(isinstance(e, VotingClosed) and e.vote_id == vote_id for e in self._events[self._pos :])
+
+    def people_tally(self, vote_id: str, options: Sequence[VoteOption]) -> dict[str, int]:
+        """People's tally when the window closed, from the votes stored before VotingClosed."""
+        votes: dict[str, str] = {}
+        for event in self._events:
+            if isinstance(event, VotingClosed) and event.vote_id == vote_id:
+                break
+            if isinstance(event, VoteCast) and event.voter.human and event.vote_id == vote_id:
+                votes[event.voter.id] = event.choice
+            elif isinstance(event, VoteWithdrawn) and event.vote_id == vote_id:
+                votes.pop(event.voter.id, None)
+        counts = Counter(votes.values())
+        return {o.key: counts.get(o.key, 0) for o in options}
+
+    def time_left(self, opened: HumanVoteOpened, window: float) -> float:
+        """How long the window had left when the log ends (the last stored event), at least a little."""
+        last: datetime = self._events[-1].at if self._events else opened.at
+        spent = max(0.0, (last - opened.at).total_seconds())
+        return max(MIN_REOPENED_WINDOW, window - spent)
