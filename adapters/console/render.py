@@ -102,6 +102,7 @@ class ConsoleView:
         self._options: dict[str, tuple[VoteOption, ...]] = {}
         self._mid_line = False
         self._last_moderator_text = ""
+        self._last_tick: int | None = None
 
     def render(self, event: Event) -> list[Piece]:
         pieces = self._render(event)
@@ -175,8 +176,10 @@ class ConsoleView:
                 line.append(f" takes the floor ({event.reason})", style="bold yellow")
                 return [Piece(line)]
             case ClockTick():
-                if event.paused:
+                shown = round(event.elapsed)
+                if event.paused or shown == self._last_tick:
                     return []
+                self._last_tick = shown
                 left = f" · {minutes(event.remaining)} left" if event.remaining is not None else ""
                 return [
                     Piece(Text(f"⏱  {minutes(event.elapsed)} elapsed{left}", style="dim", justify="right"))
@@ -207,11 +210,10 @@ class ConsoleView:
         s = event.settings
         if "duration" in s:
             humans = {"off": "AI votes only", "tiebreak": "people break ties", "vote": "people vote too"}
-            body.append(
-                f"\n\n{minutes(float(s['duration']))} of debate · a vote every"
-                f" {s.get('exchanges_per_round')} exchanges · {humans.get(str(s.get('humans')), '')}",
-                style="dim",
-            )
+            n = s.get("exchanges_per_round")
+            every = "a vote after each exchange" if n == 1 else f"a vote every {n} exchanges"
+            people = humans.get(str(s.get("humans")), "")
+            body.append(f"\n\n{minutes(float(s['duration']))} of debate · {every} · {people}", style="dim")
         return Panel(body, title=f"Rostra · {event.format}", border_style="bright_blue", expand=False)
 
     def _choice_text(self, vote_id: str, choice: str) -> Text:

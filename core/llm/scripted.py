@@ -146,14 +146,23 @@ _SUMMARY = [
     "Neither side fully answered the other's best point, which is where the next debate should start.",
     "Takeaway: the motion is less about whether than about how fast and for whom.",
 ]
-_REASONS = [
-    "The last answer engaged the opposition's point directly.",
-    "The argument drifted and left the strongest objection standing.",
-    "Clear, concrete and on topic.",
-    "Repeated an earlier point without adding anything new.",
-    "A fresh angle would serve the motion better now.",
-    "Held the line under pressure.",
-]
+_REASONS = {
+    "keep": [
+        "The last answer engaged the opposition's point directly.",
+        "Clear, concrete and on topic.",
+        "Held the line under pressure.",
+    ],
+    "replace": [
+        "The argument drifted and left the strongest objection standing.",
+        "Repeated an earlier point without adding anything new.",
+        "A fresh angle would serve the motion better now.",
+    ],
+    "": [
+        "The strongest option on the evidence given.",
+        "Weighed the trade-offs and this one holds up best.",
+        "Closest to what the question actually asks.",
+    ],
+}
 _SYNTHESIS = [
     "Drawing the panel together: the documents agree on the direction and differ on the cost.",
     "Where the sources overlap the answer is clear; where they diverge, the panel says so.",
@@ -203,12 +212,15 @@ def placeholder_text(
 def placeholder_structured(rng: random.Random, schema: dict[str, Any], topic: str = "") -> dict[str, Any]:
     """A valid instance of a (simple) JSON schema: enums chosen by the seeded RNG."""
     defs = schema.get("$defs", {})
+    chosen: list[str] = []  # the choices made so far, so a reason can agree with its vote
 
     def value(prop: dict[str, Any], name: str) -> Any:
         if "$ref" in prop:
             return value(defs[prop["$ref"].split("/")[-1]], name)
         if "enum" in prop:
-            return rng.choice(prop["enum"])
+            picked = rng.choice(prop["enum"])
+            chosen.append(str(picked))
+            return picked
         if "const" in prop:
             return prop["const"]
         if "anyOf" in prop:
@@ -217,7 +229,8 @@ def placeholder_structured(rng: random.Random, schema: dict[str, Any], topic: st
         kind = prop.get("type")
         if kind == "string":
             if "reason" in name:
-                return f"[rehearsal] {rng.choice(_REASONS)}"
+                bank = next((_REASONS[c] for c in reversed(chosen) if c in _REASONS), _REASONS[""])
+                return f"[rehearsal] {rng.choice(bank)}"
             return f"[rehearsal] {name}"
         if kind == "integer":
             return int(prop.get("minimum", 0))
