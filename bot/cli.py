@@ -388,7 +388,10 @@ def _debates(args: argparse.Namespace) -> int:
         table.add_column(column)
     for r in records:
         where = r.binding.platform + (f" #{r.binding.channel}" if r.binding.channel else "")
-        table.add_row(r.id, r.status, r.format, where, f"{r.created_at:%Y-%m-%d %H:%M}", r.topic)
+        status = (
+            r.status if r.status in ("completed", "running") or not r.reason else f"{r.status}: {r.reason}"
+        )
+        table.add_row(r.id, status, r.format, where, f"{r.created_at:%Y-%m-%d %H:%M}", r.topic)
     console.print(table)
     return 0
 
