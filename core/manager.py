@@ -93,8 +93,8 @@ class DebateManager:
         debate_id: str,
         spec: DebateSpec,
         binding: Binding,
-        format_cls: type[DebateFormat],
-        options: BaseModel,
+        format_cls: type[DebateFormat] | None,
+        options: BaseModel | None,
         sink: EventSink,
         seed: int,
         replay: Replay | None = None,
@@ -160,12 +160,12 @@ class DebateManager:
     ) -> None:
         """End a stored debate without running it: a notice saying why, then its closing event."""
         format_cls = self.formats.get(record.format)
-        if format_cls is None:  # nothing can run it; still record the end with its statistics
-            format_cls = next(iter(self.formats.values()))
-        try:
-            options = format_cls.parse_options(self.settings, dict(record.spec.get("options", {})))
-        except SpecError:
-            options = format_cls.Options.model_construct()
+        options: BaseModel | None = None
+        if format_cls is not None:
+            try:
+                options = format_cls.parse_options(self.settings, dict(record.spec.get("options", {})))
+            except SpecError:
+                format_cls = None  # the debate will not run; it is only closed, with its figures
         session = self._session(
             debate_id=record.id,
             spec=DebateSpec(record.format, record.topic, dict(record.spec.get("options", {}))),

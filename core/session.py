@@ -71,7 +71,7 @@ class DebateSession:
         debate_id: str,
         spec: DebateSpec,
         binding: Binding,
-        format_cls: type[DebateFormat],
+        format_cls: type[DebateFormat] | None,
         options: Any,
         settings: CoreSettings,
         store: Store,
@@ -97,7 +97,8 @@ class DebateSession:
         self._result: asyncio.Future[DebateResult] = asyncio.get_running_loop().create_future()
         emit = Emitter(self.emit)
         self.ballots = HumanBallots(self.emit, self.state, clock, self if replay is not None else None)
-        self.debate_clock = DebateClock(clock, format_cls.duration(options))
+        duration = format_cls.duration(options) if format_cls is not None else None
+        self.debate_clock = DebateClock(clock, duration)
         self.ctx = DebateContext(
             debate_id=debate_id,
             topic=spec.topic,
@@ -111,7 +112,8 @@ class DebateSession:
             ballots=self.ballots,
             replay=replay,
         )
-        self.format = format_cls(self.ctx, options)
+        # None only for a stored debate that is closed without running (its format is gone)
+        self.format = format_cls(self.ctx, options) if format_cls is not None else None
 
     # --- emitting ------------------------------------------------------------------------------
 
@@ -240,6 +242,8 @@ class DebateSession:
     async def _run(self) -> None:
         outcome: Outcome
         try:
+            if self.format is None:
+                raise RuntimeError("a debate without a format cannot run")
             self._inner = asyncio.create_task(self.format.run(), name=f"debate-{self.debate_id}-format")
             if self._stop_reason is not None:
                 self._inner.cancel()
