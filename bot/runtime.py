@@ -114,7 +114,8 @@ class Runtime:
         """Pick up this platform's debates that a stop or a crash cut short.
 
         For each, `attach(record, binding_values)` gives a sink bound to where the debate was shown,
-        or None when that place is gone (the debate is then closed with the reason stored). With
+        or None when that place is gone (the debate is then closed with the reason stored); if it
+        raises (the platform is briefly unreachable), the debate is left for the next start. With
         `resume: off` the debate is closed with a message instead; one that cannot be replayed
         here (its format or options changed) is closed saying why. The rest continue, live.
         """
@@ -130,8 +131,10 @@ class Runtime:
             try:
                 sink = await attach(record, await self.store.binding_values(record.id))
             except Exception:
-                log.exception("debate %s: could not reattach its %s delivery", record.id, platform)
-                sink = None
+                log.exception(
+                    "debate %s: could not reattach its %s delivery; it stays resumable", record.id, platform
+                )
+                continue
             if sink is None:
                 await self.manager.close_stored(
                     record,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 import discord
@@ -11,6 +13,7 @@ from discord.ext import commands
 from adapters.discord.commands import DebateCommands, build_group
 from adapters.discord.desk import DebateDesk
 from adapters.discord.launch import Launcher
+from adapters.discord.resume import Resumer
 from adapters.discord.sender import NO_MENTIONS
 from adapters.discord.webhooks import PersonaWebhooks
 from adapters.host import Host
@@ -42,6 +45,8 @@ class RostraBot(commands.Bot):
         self.webhooks = PersonaWebhooks(self.settings.webhook_name)
         launcher = Launcher(rt, self.desk, self.webhooks)
         self.debate_commands = DebateCommands(rt, self.desk, launcher)
+        self.resumer = Resumer(self, rt, self.desk, self.webhooks)
+        self._resuming: asyncio.Task[None] | None = None
         self.tree.error(self._command_failed)
 
     async def setup_hook(self) -> None:
@@ -58,8 +63,26 @@ class RostraBot(commands.Bot):
 
     async def on_ready(self) -> None:
         log.info("logged in as %s in %d servers", self.user, len(self.guilds))
+        if self._resuming is None:  # READY comes again after a reconnect: resume only once
+            self._resuming = asyncio.create_task(self._resume(), name="discord-resume")
+
+    async def _resume(self) -> None:
+        try:
+            await self.resumer.run()
+        except Exception:
+            log.exception("could not resume the debates cut short by the last stop")
+
+    @property
+    def resuming(self) -> asyncio.Task[None] | None:
+        """Resuming the debates a restart cut short (started once the bot is ready)."""
+        return self._resuming
 
     async def close(self) -> None:
+        resuming = self._resuming
+        if resuming is not None and not resuming.done():
+            resuming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await resuming
         await self.desk.aclose()
         await super().close()
 

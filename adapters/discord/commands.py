@@ -18,6 +18,7 @@ from adapters.host import Host
 from core.formats import FORMATS
 from core.ports import DebateRecord
 from core.session import DebateHandle
+from core.settings import FormatsSettings
 from core.transcript import to_markdown
 
 log = logging.getLogger(__name__)
@@ -26,9 +27,9 @@ CHOICE_NAME_LIMIT = 100
 TRANSCRIPT_SEARCH = 100
 
 HUMAN_CHOICES = [
-    app_commands.Choice(name="off: only the AI observers vote", value="off"),
-    app_commands.Choice(name="tiebreak: people decide when the observers tie", value="tiebreak"),
-    app_commands.Choice(name="vote: people's majority counts as one more vote", value="vote"),
+    app_commands.Choice(name="off: people watch; the AI voters decide", value="off"),
+    app_commands.Choice(name="tiebreak: people break the AI voters' ties (arena, council)", value="tiebreak"),
+    app_commands.Choice(name="vote: people vote too (arena), or as the audience (oxford)", value="vote"),
 ]
 
 
@@ -128,14 +129,43 @@ class DebateCommands:
         return None
 
     async def personas(self, interaction: discord.Interaction) -> None:
-        arena = self.rt.core.formats.arena
-        seats = {pid: "proposition pool" for pid in arena.pool}
-        seats[arena.opposition] = "opposition"
-        seats[arena.moderator] = "moderator"
-        cast = [(p.ref(), seats.get(pid, "reserve"), p.voice) for pid, p in self.rt.personas.items()]
+        seats = cast_seats(self.rt.core.formats)
+        cast = [
+            (p.ref(), " · ".join(seats.get(pid, ["not seated"])), p.voice)
+            for pid, p in self.rt.personas.items()
+        ]
         await interaction.response.send_message(
             embed=embed_of(personas_card(cast)), ephemeral=True, allowed_mentions=NO_MENTIONS
         )
+
+
+def cast_seats(formats: FormatsSettings) -> dict[str, list[str]]:
+    """persona id → the seats it has in each format's configured cast."""
+    seats: dict[str, list[str]] = {}
+
+    def seat(persona_id: str | None, text: str) -> None:
+        if persona_id is not None:
+            seats.setdefault(persona_id, []).append(text)
+
+    arena, oxford, council, panel = formats.arena, formats.oxford, formats.council, formats.panel
+    for pid in arena.pool:
+        seat(pid, "arena proposition pool")
+    seat(arena.opposition, "arena opposition")
+    seat(arena.moderator, "arena moderator")
+    for pid, role in (
+        (oxford.proposer, "proposer"),
+        (oxford.critic, "critic"),
+        (oxford.moderator, "moderator"),
+        (oxford.judge, "judge"),
+    ):
+        seat(pid, f"oxford {role}")
+    for member in council.agents:
+        seat(member.persona, "council member")
+    seat(council.moderator, "council moderator")
+    for pid in panel.agents:
+        seat(pid, "panellist")
+    seat(panel.synthesiser, "panel synthesiser")
+    return seats
 
 
 def build_group(commands: DebateCommands) -> app_commands.Group:
@@ -147,7 +177,7 @@ def build_group(commands: DebateCommands) -> app_commands.Group:
         format="the debate format (default arena)",
         duration="arena: seconds of debate time, votes excluded (30-7200; default from config)",
         exchanges="arena: exchanges per round before each vote (1-10; default from config)",
-        humans="how people in the thread vote (default from config)",
+        humans="arena, oxford, council: how people in the thread vote (default from config)",
         document1="panel: the first panellist's document (.txt or .md)",
         document2="panel: the second panellist's document",
         document3="panel: the third panellist's document",

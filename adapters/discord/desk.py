@@ -25,12 +25,18 @@ class DebateDesk:
         self.cards = CardRegistry()
         self._running: dict[str, Running] = {}
         self._starting: set[int] = set()
+        self._ended: set[str] = set()
 
     def add(self, running: Running) -> None:
-        self._running[running.handle.debate_id] = running
+        debate_id = running.handle.debate_id
+        if debate_id in self._ended:  # a resumed debate may end before it is added
+            self._ended.discard(debate_id)
+            return
+        self._running[debate_id] = running
 
     def finished(self, debate_id: str) -> None:
-        self._running.pop(debate_id, None)
+        if self._running.pop(debate_id, None) is None:
+            self._ended.add(debate_id)
 
     def in_channel(self, channel_id: int) -> Running | None:
         """The debate running in this thread, or started from this channel."""

@@ -31,6 +31,13 @@ log = logging.getLogger(__name__)
 
 PLATFORM = "discord"
 THREAD_NAME_LIMIT = 100
+FORMAT_OPTIONS: dict[str, frozenset[str]] = {
+    "arena": frozenset({"duration", "exchanges", "humans"}),
+    "oxford": frozenset({"humans"}),
+    "council": frozenset({"humans"}),
+    "panel": frozenset({"document1", "question_document"}),
+}
+"""The `/debate start` options each format takes (besides topic and format)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,21 @@ class StartRequest:
     @property
     def has_files(self) -> bool:
         return bool(self.documents) or self.question_document is not None
+
+    def misplaced(self) -> str | None:
+        """A refusal when an option was given that the chosen format does not take."""
+        fmt = (self.format or "arena").strip().lower()
+        if fmt not in FORMAT_OPTIONS:
+            return None  # the core names the formats there are
+        given = {
+            "duration": self.duration is not None,
+            "exchanges": self.exchanges is not None,
+            "humans": self.humans is not None,
+            "document1": bool(self.documents),
+            "question_document": self.question_document is not None,
+        }
+        wrong = [name for name, present in given.items() if present and name not in FORMAT_OPTIONS[fmt]]
+        return messages.not_for_format(fmt, wrong, FORMAT_OPTIONS) if wrong else None
 
     def spec(self, documents: list[Document] | None = None, question: Document | None = None) -> DebateSpec:
         given = {
@@ -115,6 +137,9 @@ class Launcher:
         roles = self.settings.starter_roles
         if not may_run_debates(user, interaction.permissions, roles):
             return messages.not_allowed(roles)
+        misplaced = request.misplaced()
+        if misplaced is not None:
+            return misplaced
         try:
             spec = None if request.has_files else self.rt.prepare(request.spec()).spec
         except DebateError as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from core.session import DebateStatusView
 from core.transcript import minutes
@@ -65,6 +65,23 @@ def delivery_failed(status: int, what: str) -> str:
         f"⚠️ Discord refused {what} (HTTP {status}), so part of the debate is missing here; the debate"
         " goes on. `/debate transcript` has the full text."
     )
+
+
+_OPTION_NAMES = {"document1": "document1–3"}
+
+
+def not_for_format(fmt: str, wrong: Sequence[str], takes: Mapping[str, Collection[str]]) -> str:
+    """Options given that `fmt` does not take, which formats take them, and what `fmt` takes."""
+    names = " and ".join(f"`{_OPTION_NAMES.get(w, w)}`" for w in wrong)
+    homes = sorted({f for f, options in takes.items() if any(w in options for w in wrong)})
+    where = ""
+    if homes:
+        verb = "takes" if len(homes) == 1 else "take"
+        where = f" ({', '.join(homes)} {verb} {'it' if len(wrong) == 1 else 'them'})"
+    own = sorted(takes.get(fmt, ()))
+    also = f" It takes {', '.join(f'`{_OPTION_NAMES.get(o, o)}`' for o in own)}." if own else ""
+    article = "An" if fmt[:1] in "aeiou" else "A"
+    return f"{article} {fmt} debate doesn't take {names}{where}.{also}"
 
 
 def option_error(message: str) -> str:

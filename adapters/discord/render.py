@@ -3,6 +3,7 @@ state rendering needs (turn texts, vote cards, the opening card)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import assert_never
 
@@ -12,11 +13,12 @@ from adapters.discord.cards import (
     ending_text,
     notice_text,
     opening_card,
+    option_label,
     switch_text,
     verdict_card,
 )
 from adapters.discord.chunking import split_message
-from adapters.discord.outgoing import MESSAGE_LIMIT, Attachment, Op, Post, React, Show
+from adapters.discord.outgoing import MESSAGE_LIMIT, Attachment, Card, Op, Post, React, Show
 from adapters.discord.votecard import BallotView, vote_card
 from core.events import (
     Artifact,
@@ -37,6 +39,7 @@ from core.events import (
     VotingClosed,
     VotingStarted,
 )
+from core.formats.council import ABSTAIN
 from core.models import PersonaRef
 
 CURSOR = " ▌"
@@ -68,13 +71,14 @@ def turn_posts(speaker: PersonaRef, heading: str, text: str, *, cursor: bool = F
     return tuple(Post(content=chunk, persona=speaker) for chunk in chunks)
 
 
-def _final_text(event: TurnCompleted) -> str:
+def _final_text(event: TurnCompleted, document: str | None = None) -> str:
     text = f"*{event.text}*" if event.fallback else event.text
     extra: list[str] = []
     if event.interrupted:
         extra.append("-# (interrupted)")
+    source = document or "the document"
     for quote in event.quotes:
-        mark = "✔ verified" if quote.verified else "✘ not found in the document"
+        mark = f"✔ verified in {source}" if quote.verified else f"✘ not found in {source}"
         extra.append(f"> “{quote.text}” {mark}")
     if event.sources:
         extra.append("Sources:")
@@ -92,6 +96,11 @@ class DiscordView:
         self._shown: set[str] = set()
         self._ballots: dict[str, BallotView] = {}
         self._last_moderator_text = ""
+
+    def mark_shown(self, slots: Iterable[str]) -> None:
+        """Slots already in the thread (a debate resumed after a restart): a turn that starts over
+        replaces what its message shows."""
+        self._shown.update(slots)
 
     def render(self, event: Event) -> list[Op]:
         ops = self._render(event)
@@ -119,7 +128,9 @@ class DiscordView:
                 heading = turn.heading if turn is not None else f"Round {event.round}"
                 if event.role == "moderator":
                     self._last_moderator_text = event.text
-                posts = turn_posts(event.speaker, heading, _final_text(event))
+                posts = turn_posts(
+                    event.speaker, heading, _final_text(event, self._document_of(event.speaker))
+                )
                 return [Show(turn_slot(event.turn_id), posts)]
             case VotingStarted():
                 ballot = self._ballots[event.vote_id] = BallotView(event)
@@ -150,7 +161,7 @@ class DiscordView:
                 status = clock_line(event.elapsed, event.remaining, event.paused)
                 return [self._opening(status, live=True)] if self._started is not None else []
             case Verdict():
-                return [Show(f"verdict:{event.seq}", (Post(cards=(verdict_card(event),)),))]
+                return [Show(f"verdict:{event.seq}", (Post(cards=(self._verdict(event),)),))]
             case Notice():
                 return [Show(f"notice:{event.seq}", (Post(content=notice_text(event)),))]
             case Artifact():
@@ -162,6 +173,37 @@ class DiscordView:
                 assert_never(event)
 
     # --- pieces ------------------------------------------------------------------------------
+
+    @property
+    def format(self) -> str:
+        return self._started.format if self._started is not None else ""
+
+    def _document_of(self, speaker: PersonaRef) -> str | None:
+        """The panel's document a panellist answers from (its quotes are checked against it)."""
+        if self._started is None:
+            return None
+        for about in self._started.settings.get("documents") or []:
+            if isinstance(about, dict) and about.get("panellist") == speaker.id and about.get("name"):
+                return str(about["name"])
+        return None
+
+    def _verdict(self, event: Verdict) -> Card:
+        """A council's decision carries its tally and abstentions (from its ballot); others as they are."""
+        ballot = next(
+            (
+                b
+                for b in reversed(self._ballots.values())
+                if event.winner in {o.key for o in b.started.options}
+            ),
+            None,
+        )
+        if self.format != "council" or ballot is None:
+            return verdict_card(event)
+        labels = {o.key: option_label(o) for o in ballot.started.options}
+        order = {p.id: i for i, p in enumerate(ballot.started.voters)}
+        votes = sorted(ballot.ai.values(), key=lambda v: order.get(v.voter.id, len(order)))
+        abstained = [v.voter.name for v in votes if v.choice == ABSTAIN]
+        return verdict_card(event, tally_labels=labels, abstained=abstained)
 
     def _opening(self, status: str = "", *, live: bool = False) -> Show:
         assert self._started is not None
@@ -195,7 +237,8 @@ class DiscordView:
         topic = self._started.topic if self._started is not None else ""
         summary = event.summary.strip()
         extra = summary if summary and summary != self._last_moderator_text.strip() else None
-        ops: list[Op] = [Show(CLOSING, (Post(cards=(closing_card(event, topic, summary=extra),)),))]
+        card = closing_card(event, topic, summary=extra, fmt=self.format)
+        ops: list[Op] = [Show(CLOSING, (Post(cards=(card,)),))]
         if self._started is not None:
             ops.append(self._opening(f"Ended: {ending_text(event)}"))
         return ops

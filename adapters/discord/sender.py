@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 import io
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
@@ -31,6 +32,31 @@ T = TypeVar("T")
 NO_MENTIONS = discord.AllowedMentions.none()
 UNKNOWN_WEBHOOK = 10015
 USERNAME_LIMIT = 80
+WEBHOOK_KEY = "discord.webhook_id"
+MODE_KEY = "discord.persona_mode"
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A message the bot posted: its id, and the webhook it went through (None: the bot's own)."""
+
+    id: int
+    webhook_id: int | None = None
+
+    @classmethod
+    def of(cls, message: discord.Message) -> Sent:
+        return cls(message.id, message.webhook_id)
+
+    def encode(self) -> str:
+        """As stored in a binding value: `id`, or `id@webhook` for a persona's message."""
+        return f"{self.id}@{self.webhook_id}" if self.webhook_id is not None else str(self.id)
+
+    @classmethod
+    def decode(cls, text: str) -> Sent | None:
+        head, _, hook = text.strip().partition("@")
+        if not head.isdigit() or (hook and not hook.isdigit()):
+            return None
+        return cls(int(head), int(hook) if hook else None)
 
 
 def embed_of(card: Card) -> discord.Embed:
@@ -66,42 +92,58 @@ class Sender:
         self._webhook_id: int | None = None
         self._fallback = False
 
+    @property
+    def thread_id(self) -> int:
+        return self._thread.id
+
     # --- the four things a debate needs --------------------------------------------------------
 
-    async def send(self, post: Post) -> discord.Message:
+    async def send(self, post: Post) -> Sent:
         for _ in range(2):  # a deleted webhook is recreated once
             hook = await self._webhook() if post.persona is not None and not self._fallback else None
             if hook is None:
                 break
             try:
-                return await self._retrying(partial(self._hook_send, hook, post))
+                return Sent.of(await self._retrying(partial(self._hook_send, hook, post)))
             except discord.NotFound as exc:
                 if exc.code != UNKNOWN_WEBHOOK:
                     raise
                 self._lost(hook)
-        return await self._retrying(lambda: self._bot_send(post))
+        return Sent.of(await self._retrying(lambda: self._bot_send(post)))
 
-    async def edit(self, message: discord.Message, post: Post) -> discord.Message:
+    async def edit(self, sent: Sent, post: Post) -> Sent:
         """The message showing `post` now (a new one when the old one can no longer be edited)."""
-        if message.webhook_id is None:
-            return await self._retrying(lambda: self._bot_edit(message, post))
+        if sent.webhook_id is None:
+            return Sent.of(await self._retrying(lambda: self._bot_edit(sent.id, post)))
         hook = await self._webhook() if not self._fallback else None
-        if hook is None or hook.id != message.webhook_id:
+        if hook is None or hook.id != sent.webhook_id:
             return await self.send(post)
         try:
-            return await self._retrying(lambda: self._hook_edit(hook, message, post))
+            return Sent.of(await self._retrying(lambda: self._hook_edit(hook, sent.id, post)))
         except discord.NotFound as exc:
             if exc.code != UNKNOWN_WEBHOOK:
                 raise
             self._lost(hook)
             return await self.send(post)
 
-    async def delete(self, message: discord.Message) -> None:
+    async def delete(self, sent: Sent) -> None:
         with contextlib.suppress(discord.NotFound):
-            await self._retrying(message.delete)
+            if sent.webhook_id is None:
+                await self._retrying(self._thread.get_partial_message(sent.id).delete)
+                return
+            hook = await self._webhook() if not self._fallback else None
+            if hook is not None and hook.id == sent.webhook_id:
+                await self._retrying(lambda: hook.delete_message(sent.id, thread=self._thread))
 
-    async def react(self, message: discord.Message, emoji: str) -> None:
-        await self._retrying(lambda: message.add_reaction(emoji))
+    async def react(self, sent: Sent, emoji: str) -> None:
+        await self._retrying(lambda: self._thread.get_partial_message(sent.id).add_reaction(emoji))
+
+    def resume(self, values: Mapping[str, str]) -> None:
+        """Carry on where a previous run left off (its binding values): the same webhook, or the
+        fallback to bot messages without saying so again."""
+        webhook_id = values.get(WEBHOOK_KEY, "")
+        self._webhook_id = int(webhook_id) if webhook_id.isdigit() else None
+        self._fallback = values.get(MODE_KEY) == "embeds"
 
     # --- webhook or bot ------------------------------------------------------------------------
 
@@ -117,14 +159,14 @@ class Sender:
             return None
         if hook.id != self._webhook_id:
             self._webhook_id = hook.id
-            await self._remember("discord.webhook_id", str(hook.id))
-            await self._remember("discord.persona_mode", "webhook")
+            await self._remember(WEBHOOK_KEY, str(hook.id))
+            await self._remember(MODE_KEY, "webhook")
         return hook
 
     async def _fall_back(self, channel_id: int) -> None:
         self._fallback = True
         log.warning("thread %s: no webhook, personas post as the bot", self._thread.id)
-        await self._remember("discord.persona_mode", "embeds")
+        await self._remember(MODE_KEY, "embeds")
         await self._retrying(lambda: self._bot_send(Post(content=messages.no_webhooks(channel_id))))
 
     def _lost(self, hook: discord.Webhook) -> None:
@@ -146,11 +188,9 @@ class Sender:
             wait=True,
         )
 
-    async def _hook_edit(
-        self, hook: discord.Webhook, message: discord.Message, post: Post
-    ) -> discord.Message:
+    async def _hook_edit(self, hook: discord.Webhook, message_id: int, post: Post) -> discord.Message:
         return await hook.edit_message(
-            message.id,
+            message_id,
             content=post.content or None,
             embeds=[embed_of(c) for c in post.cards],
             thread=self._thread,
@@ -166,9 +206,9 @@ class Sender:
             allowed_mentions=NO_MENTIONS,
         )
 
-    async def _bot_edit(self, message: discord.Message, post: Post) -> discord.Message:
+    async def _bot_edit(self, message_id: int, post: Post) -> discord.Message:
         post = as_bot_post(post)
-        return await message.edit(
+        return await self._thread.get_partial_message(message_id).edit(
             content=post.content or None,
             embeds=[embed_of(c) for c in post.cards],
             allowed_mentions=NO_MENTIONS,

@@ -4,6 +4,11 @@
 each event, applies the display operations through the sender, holds back interim edits (the edit
 throttle), wires vote cards to reactions and records where everything was posted (binding values,
 for resuming later). The worker exists only while there is work, and is cancelled on close.
+
+Resuming after a restart (`restore`): the stored events are rendered again without sending anything,
+up to the last one this thread is known to have received, so the view knows what every message shows;
+the recorded message ids say which messages those are. Events stored but never delivered (the bot
+was killed with them in its queue) are delivered first, then whatever the debate says next.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import discord
@@ -22,23 +27,38 @@ from adapters.discord import messages
 from adapters.discord.ballots import CardBallot, CardRegistry
 from adapters.discord.outgoing import Op, Post, React, Show
 from adapters.discord.render import DiscordView, vote_slot
-from adapters.discord.sender import Sender
+from adapters.discord.sender import Sender, Sent
 from adapters.discord.settings import DiscordSettings
 from adapters.discord.throttle import EditThrottle
 from adapters.discord.webhooks import PersonaWebhooks
-from core.events import DebateCompleted, Event, HumanVoteOpened, VotingClosed, VotingStarted
+from core.events import DebateCompleted, Event, HumanVoteOpened, TurnDelta, VotingClosed, VotingStarted
 from core.ports import Store
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
 
 UNKNOWN_CHANNEL = 10003
+SLOT_KEY = "discord.slot."
+"""Binding key prefix: `discord.slot.<slot>` → the slot's messages (`Sent.encode`, comma-separated)."""
+DELIVERED_KEY = "discord.delivered"
+"""Binding key: the seq of the last event whose display operations were all applied."""
+UNSEEN = Post(content="\0")
+"""What a message restored after a restart shows when the log cannot say (it is edited regardless)."""
 
 
 @dataclass
 class _Slot:
-    messages: list[discord.Message] = field(default_factory=list)
+    messages: list[Sent] = field(default_factory=list)
     posts: list[Post] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class OpenCard:
+    """A vote card whose people's window may still open or is open (after `restore`)."""
+
+    vote_id: str
+    message_id: int
+    ballot: CardBallot
 
 
 class DiscordSink:
@@ -70,13 +90,89 @@ class DiscordSink:
         self._handle: DebateHandle | None = None
         self._closed = False
 
+    @property
+    def thread_id(self) -> int:
+        return self._sender.thread_id
+
     def attach(self, handle: DebateHandle) -> None:
-        """The running debate (for votes and stop); set right after it starts."""
+        """The running debate (for votes and stop); set right after it starts or resumes."""
         self._handle = handle
         self._debate_id = handle.debate_id
+        for ballot in self._ballots.values():
+            ballot.bind(handle)
 
     def _message_ids(self, slot: str) -> list[int]:
         return [m.id for m in self._slots[slot].messages] if slot in self._slots else []
+
+    # --- resuming --------------------------------------------------------------------------------
+
+    def restore(self, debate_id: str, events: Sequence[Event], values: Mapping[str, str]) -> list[OpenCard]:
+        """Rebuild what this thread shows from the stored log and binding values (nothing is sent).
+
+        Returns the vote cards people may still vote on, tracked again for reactions; the caller
+        restores the reactions already on them, then calls `catch_up`.
+        """
+        self._debate_id = debate_id
+        self._sender.resume(values)
+        recorded = dict(_recorded_slots(values))
+        delivered = _as_int(values.get(DELIVERED_KEY))
+        if delivered is None:  # nothing was delivered, or this debate predates the record of it
+            delivered = events[-1].seq if recorded and events else 0
+        shown: dict[str, tuple[Post, ...]] = {}
+        started: dict[str, VotingStarted] = {}
+        closed: set[str] = set()
+        for event in events:
+            if event.seq > delivered:
+                if isinstance(event, TurnDelta):
+                    self._view.render(event)  # interim text: the turn's end or its restart replaces it
+                else:
+                    self._queue.append(event)  # stored, never shown: delivered first by `catch_up`
+                continue
+            for op in self._view.render(event):
+                if isinstance(op, Show):
+                    shown[op.slot] = op.posts
+            if isinstance(event, VotingStarted):
+                started[event.vote_id] = event
+            elif isinstance(event, VotingClosed):
+                closed.add(event.vote_id)
+        for slot, sent in recorded.items():
+            posts = shown.get(slot)
+            known = list(posts) if posts is not None and len(posts) == len(sent) else [UNSEEN] * len(sent)
+            self._slots[slot] = _Slot(list(sent), known)
+        self._view.mark_shown(self._slots)
+        open_cards: list[OpenCard] = []
+        for vote_id, event in started.items():
+            ids = self._message_ids(vote_slot(vote_id))
+            if vote_id in closed or event.humans == "off" or not ids:
+                continue
+            ballot = self._open_ballot(event)
+            if ballot is not None:
+                open_cards.append(OpenCard(vote_id, ids[0], ballot))
+        return open_cards
+
+    def catch_up(self) -> None:
+        """Deliver the stored events the thread never got (see `restore`), before anything new."""
+        if self._queue:
+            self._start_worker()
+
+    async def resumed(self, handle: DebateHandle) -> None:
+        """The debate runs again (after `restore`): attach it and count the reactions on open cards.
+        A thread that vanished in the meantime stops it."""
+        self.attach(handle)
+        if self._closed:
+            if not handle.done:
+                await handle.stop("the debate thread was deleted")
+            return
+        for ballot in list(self._ballots.values()):
+            await ballot.sync()
+
+    async def finish(self) -> None:
+        """Wait until everything queued is delivered, then close (a debate the core closed itself)."""
+        worker = self._worker
+        if worker is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(worker)
+        await self.aclose()
 
     # --- the engine's side ---------------------------------------------------------------------
 
@@ -86,9 +182,12 @@ class DiscordSink:
                 self._on_finished(event.debate_id)
             return
         self._queue.append(event)
+        self._start_worker()
+
+    def _start_worker(self) -> None:
         self._wake.set()
         if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._drain(), name=f"discord-sink-{event.debate_id}")
+            self._worker = asyncio.create_task(self._drain(), name=f"discord-sink-{self._debate_id}")
             self._worker.add_done_callback(self._worker_done)
 
     async def aclose(self) -> None:
@@ -134,6 +233,8 @@ class DiscordSink:
             await self._follow_up(event)
         except Exception:  # one funnel: a bug in one event's delivery must not stop the rest
             log.exception("debate %s: could not deliver %s #%d", self._debate_id, event.kind, event.seq)
+        if not isinstance(event, TurnDelta) and not self._closed:
+            await self._remember(DELIVERED_KEY, str(event.seq))
 
     async def _guarded(self, op: Op) -> None:
         """Apply one operation; a Discord refusal of a final state becomes a notice, never a stop."""
@@ -166,7 +267,7 @@ class DiscordSink:
 
     async def _show(self, show: Show) -> None:
         slot = self._slots.setdefault(show.slot, _Slot())
-        before = [m.id for m in slot.messages]
+        before = list(slot.messages)
         try:
             for i, post in enumerate(show.posts):
                 if i >= len(slot.messages):
@@ -180,25 +281,26 @@ class DiscordSink:
                 slot.posts.pop()
         finally:
             self._throttle.applied(show.slot)
-            after = [m.id for m in slot.messages]
-            if after != before:
-                await self._remember(f"discord.slot.{show.slot}", ",".join(map(str, after)))
+            if slot.messages != before:
+                await self._remember(SLOT_KEY + show.slot, ",".join(m.encode() for m in slot.messages))
 
     # --- what follows an event: ballots, the end -------------------------------------------------
 
-    def _open_ballot(self, event: VotingStarted) -> None:
+    def _open_ballot(self, event: VotingStarted) -> CardBallot | None:
         ids = self._message_ids(vote_slot(event.vote_id))
-        if event.humans == "off" or self._handle is None or not ids or event.vote_id in self._ballots:
-            return
-        card = CardBallot(self._handle, event.vote_id, event.options)
-        self._ballots[event.vote_id] = card
-        self._cards.track(ids[0], card)
+        if event.humans == "off" or not ids:
+            return None
+        ballot = self._ballots.get(event.vote_id)
+        if ballot is None:
+            ballot = self._ballots[event.vote_id] = CardBallot(event.vote_id, event.options, self._handle)
+            self._cards.track(ids[0], ballot)
+        return ballot
 
     async def _follow_up(self, event: Event) -> None:
         if isinstance(event, HumanVoteOpened):
             opened = self._ballots.get(event.vote_id)
             if opened is not None:
-                await opened.window_opened()
+                await opened.window_opened(event.options)
         elif isinstance(event, VotingClosed):
             if self._ballots.pop(event.vote_id, None) is not None:
                 for message_id in self._message_ids(vote_slot(event.vote_id)):
@@ -221,3 +323,15 @@ class DiscordSink:
             await self._store.set_binding_value(self._debate_id, key, value)
         except Exception:
             log.exception("debate %s: could not record %s", self._debate_id, key)
+
+
+def _as_int(text: str | None) -> int | None:
+    return int(text) if text is not None and text.strip().isdigit() else None
+
+
+def _recorded_slots(values: Mapping[str, str]) -> Iterator[tuple[str, list[Sent]]]:
+    for key, value in values.items():
+        if key.startswith(SLOT_KEY) and value:
+            sent = [Sent.decode(part) for part in value.split(",")]
+            if all(s is not None for s in sent):
+                yield key.removeprefix(SLOT_KEY), [s for s in sent if s is not None]

@@ -398,7 +398,8 @@ def _majority(tally: dict[str, int]) -> str | None:
 
 
 def _tally_text(tally: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in tally.items())
+    labels = {o.key: o.label.lower() for o in OPTIONS}
+    return ", ".join(f"{labels.get(k, k)} {v}" for k, v in tally.items())
 
 
 def _figures(stats: dict[str, Any], spoken: list[TurnRecord], switches: int) -> str:

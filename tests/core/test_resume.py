@@ -261,3 +261,19 @@ async def test_every_format_resumes_to_the_same_end(tmp_path: Path, fmt: str) ->
     whole = await uninterrupted(tmp_path, spec)
     assert spoken(after) == spoken(whole)
     assert figures(after) == figures(whole)
+
+
+async def test_a_front_end_that_cannot_reattach_now_leaves_the_debate_for_later(tmp_path: Path) -> None:
+    spec = DebateSpec("arena", TOPIC, OPTIONS)
+    config = config_for(tmp_path)
+    debate_id = await run_until(config, spec, lambda e: isinstance(e, TurnCompleted))
+
+    async def unreachable(record: DebateRecord, bindings: dict[str, str]) -> EventSink:
+        raise ConnectionError("the platform is down for a moment")
+
+    handles, _ = await resume(config, RecordingSink(), attach=unreachable)
+    assert handles == []
+    _, record = await events_of(config, debate_id)
+    assert record is not None and record.status == "interrupted"  # untouched: it resumes next time
+    [handle], [result] = await resume(config, RecordingSink())
+    assert handle.debate_id == debate_id and result.reason == "max_rounds"

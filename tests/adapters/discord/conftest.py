@@ -57,7 +57,7 @@ async def runtime(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterat
         "discord": {"edit_interval": 0, "retry_delay": 0},
     }
     for name, values in given.items():
-        sections[name] = {**sections.get(name, {}), **values}
+        sections[name] = {**sections.get(name, {}), **values} if isinstance(values, dict) else values
     config = make_config(tmp_path, **sections)
     async with Runtime(config, clock=RealClock()) as rt:
         yield rt
@@ -138,3 +138,25 @@ async def world(simcord_env: Env, runtime: Runtime) -> World:
     channel = guild.create_text_channel("debates")
     members = [guild.add_member(simcord_env.create_user(name)) for name in ("alice", "bob", "carol")]
     return World(simcord_env, runtime, guild, channel, *members)
+
+
+def shown(world: World, thread: ChannelHandle | None = None) -> list[discord.Message]:
+    """What the debate thread shows, oldest first: the bot's messages in it and the personas'.
+
+    simcord gap: persona (webhook) messages sent with `thread=` land in the parent channel; every
+    persona request is checked to have targeted the thread, then they are read from the parent.
+    """
+    thread = thread or world.thread()
+    requests = world.persona_requests() + world.persona_requests("PATCH")
+    assert all(r.params.get("thread_id") == thread.id for r in requests)
+    parent = [m for m in world.channel.history() if m.webhook_id is not None]
+    return sorted([*thread.history(), *parent], key=lambda m: m.id)
+
+
+def label(message: discord.Message) -> str:
+    """A message in a word: a persona's name, a card's title, or the first words of a line."""
+    if message.webhook_id is not None:
+        return f"{message.author.name}:"
+    if message.embeds and message.embeds[0].title:
+        return message.embeds[0].title
+    return message.content.split(" ", 1)[0] if message.content else "?"

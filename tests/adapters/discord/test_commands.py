@@ -35,6 +35,21 @@ async def _nothing_started(world: World, debates_before: int = 0) -> None:
             {"exchanges": 11, "duration": 99999},
             "duration must be at most 7200 (got 99999); exchanges must be at most 10 (got 11)",
         ),
+        (
+            {"format": "oxford", "duration": 60},
+            "An oxford debate doesn't take `duration` (arena takes it). It takes `humans`.",
+        ),
+        (
+            {"format": "panel", "humans": "vote"},
+            "A panel debate doesn't take `humans` (arena, council, oxford take it)."
+            " It takes `document1–3`, `question_document`.",
+        ),
+        (
+            {"document1": ("notes.md", b"# Notes"), "exchanges": 2, "format": "council"},
+            "A council debate doesn't take `exchanges` and `document1–3` (arena, panel take them)."
+            " It takes `humans`.",
+        ),
+        ({"format": "council", "humans": "vote"}, "humans must be one of 'off' or 'tiebreak' (got 'vote')"),
     ],
 )
 async def test_bad_input_is_refused_privately(world: World, options: dict[str, Any], text: str) -> None:
@@ -211,4 +226,9 @@ async def test_personas_lists_the_cast(world: World) -> None:
     text = embed.description or ""
     for persona in world.rt.personas.values():
         assert f"{persona.emoji} **{persona.name}** (`{persona.id}`)" in text
-    assert "🪨 **Vera Stone** (`vera`) — opposition" in text
+    assert "🪨 **Vera Stone** (`vera`) — arena opposition · oxford critic\n" in text
+    assert (
+        "🎙️ **Sol Amari** (`sol`) — arena moderator · oxford moderator · council moderator · panel synthesiser"
+        in text
+    )
+    assert "🛠️ **Kit Nakamura** (`kit`) — council member · panellist\n" in text

@@ -6,10 +6,16 @@ are read from the channel and their thread is checked on the recorded requests (
 
 from __future__ import annotations
 
+import discord
 import pytest
+from simcord import ChannelHandle
 
 from core.events import DebateCompleted, TurnCompleted, VotingClosed
 from tests.adapters.discord.conftest import SCRIPT, TOPIC, World, card, cards
+
+
+def cards_of(thread: ChannelHandle) -> list[discord.Message]:
+    return [m for m in thread.history() if m.embeds]
 
 
 def _labels(world: World, thread_id: int) -> list[str]:
@@ -43,7 +49,11 @@ async def test_start_defers_opens_a_thread_and_runs_the_debate_there(world: Worl
     assert opening.title == f"🎙️ {TOPIC}"
     cast, how = opening.fields
     assert cast.name == "Cast" and "🪨 **Vera Stone** — argues against" in (cast.value or "")
-    assert how.name == "How to vote" and "react on the vote card within 30 s" in (how.value or "")
+    assert how.name == "How to vote"
+    assert how.value == (
+        "After each exchange the observers vote on the speaker (✅ keep or ❌ replace), live on a vote"
+        " card. If they tie, **you decide**: react ✅ keep or ❌ replace on the vote card within 30 s."
+    )
 
     events = await world.events()
     turns = [e for e in events if isinstance(e, TurnCompleted)]
@@ -91,7 +101,10 @@ async def test_where_everything_was_posted_is_stored(world: World) -> None:
     assert values["discord.persona_mode"] == "webhook"
     assert values["discord.slot.vote:v1"] == str(card(thread, "🗳️").id)
     spoken = [m for m in world.channel.history() if m.webhook_id is not None]
-    assert [values[f"discord.slot.turn:t{i}"] for i in (1, 2, 3)] == [str(m.id) for m in spoken]
+    assert [values[f"discord.slot.turn:t{i}"] for i in (1, 2, 3)] == [f"{m.id}@{hook}" for m in spoken]
+    assert values["discord.slot.opening"] == str(cards_of(thread)[0].id)
+    events = await world.events()
+    assert values["discord.delivered"] == str(events[-1].seq)
 
 
 MENTIONS = {
@@ -156,7 +169,7 @@ async def test_a_long_turn_is_split_into_messages_under_the_limit(world: World) 
     thread = world.thread()
     record = await world.latest()
     values = await world.rt.store.binding_values(record.id)
-    ids = values["discord.slot.turn:t1"].split(",")
+    ids = [part.split("@")[0] for part in values["discord.slot.turn:t1"].split(",")]
     assert len(ids) >= 3
     by_id = {str(m.id): m for m in world.channel.history()}
     parts = [by_id[i].content for i in ids]

@@ -75,8 +75,8 @@ async def test_a_whole_debate_shows_its_parts_in_order(tmp_path: Path) -> None:
     assert opening.title == "🎙️ Should cities ban cars?"
     cast = opening.fields[0].value
     assert "🪨 **Vera Stone** — argues against" in cast and "🎙️ **Sol Amari** — moderates" in cast
-    assert (
-        "If the AI voters tie, **you decide**: react on the vote card within 30 s." in opening.fields[1].value
+    assert opening.fields[1].value.endswith(
+        "If they tie, **you decide**: react ✅ keep or ❌ replace on the vote card within 30 s."
     )
     closing = _last(ops, CLOSING).posts[0].cards[0]
     assert closing.title == "🏁 Debate over: Should cities ban cars?"

@@ -1,0 +1,156 @@
+"""Picking debates up again after a restart, in the threads they ran in.
+
+Once the bot is ready it asks the core for this platform's debates that a stop or a crash cut
+short. For each it finds the thread again (none: the core closes the debate), rebuilds what the
+thread shows from the stored log and the recorded message ids, re-tracks the vote cards people may
+still vote on (with the reactions already on them, including any made while the bot was away), and
+hands the core a sink bound to all that. The core then replays the debate and carries on: the thread
+gets only what is new.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+
+import discord
+
+from adapters.discord.desk import DebateDesk, Running
+from adapters.discord.launch import PLATFORM
+from adapters.discord.sink import DiscordSink, OpenCard
+from adapters.discord.webhooks import PersonaWebhooks
+from adapters.host import Host
+from core.ports import DebateRecord
+from core.state import DebateState
+
+log = logging.getLogger(__name__)
+
+THREAD_KEY = "discord.thread_id"
+ORIGIN_KEY = "discord.origin_id"
+FETCH_TRIES = 3
+
+
+@dataclass(frozen=True)
+class Reattached:
+    sink: DiscordSink
+    thread_id: int
+    origin_id: int
+
+
+def _as_int(text: str | None) -> int | None:
+    return int(text) if text is not None and text.strip().isdigit() else None
+
+
+class Resumer:
+    def __init__(self, client: discord.Client, rt: Host, desk: DebateDesk, webhooks: PersonaWebhooks) -> None:
+        self.client = client
+        self.rt = rt
+        self.desk = desk
+        self.webhooks = webhooks
+        self.settings = rt.config.discord
+
+    async def run(self) -> None:
+        """Resume every debate of this platform that was cut short (once, when the bot is ready)."""
+        found: dict[str, Reattached] = {}
+
+        async def attach(record: DebateRecord, values: dict[str, str]) -> DiscordSink | None:
+            again = await self.reattach(record, values)
+            if again is not None:
+                found[record.id] = again
+            return again.sink if again is not None else None
+
+        try:
+            handles = await self.rt.resume_debates(PLATFORM, attach)
+            for handle in handles:
+                again = found.pop(handle.debate_id, None)
+                if again is None:
+                    continue
+                self.desk.add(Running(handle, again.sink, again.thread_id, again.origin_id))
+                await again.sink.resumed(handle)
+                log.info("debate %s resumed in thread %s", handle.debate_id, again.thread_id)
+            for again in found.values():  # closed by the core: their last words are on their way
+                await again.sink.finish()
+            found.clear()
+        finally:
+            for again in found.values():
+                await again.sink.aclose()
+
+    async def reattach(self, record: DebateRecord, values: dict[str, str]) -> Reattached | None:
+        """A sink bound to the debate's thread and messages; None when the thread is gone."""
+        thread_id = _as_int(values.get(THREAD_KEY)) or _as_int(record.binding.channel)
+        me = self.client.user
+        thread = await self._thread(thread_id) if thread_id is not None else None
+        if thread is None or me is None:
+            log.warning("debate %s: its thread %s is gone; it cannot resume", record.id, thread_id)
+            return None
+        sink = DiscordSink(
+            thread=thread,
+            webhooks=self.webhooks,
+            owner_id=me.id,
+            settings=self.settings,
+            store=self.rt.store,
+            cards=self.desk.cards,
+            on_finished=self.desk.finished,
+        )
+        await self._unarchive(thread)
+        events = await self.rt.store.events(record.id)
+        cards = sink.restore(record.id, events, values)
+        if cards:
+            state = DebateState.replay(record.id, events)
+            for card in cards:
+                await self._restore_reactions(thread, card, state, me.id)
+        sink.catch_up()
+        return Reattached(sink, thread.id, _as_int(values.get(ORIGIN_KEY)) or thread.id)
+
+    async def _thread(self, thread_id: int) -> discord.Thread | None:
+        channel = self.client.get_channel(thread_id)
+        for attempt in range(FETCH_TRIES):
+            if channel is not None:
+                break
+            try:
+                channel = await self.client.fetch_channel(thread_id)
+            except (discord.NotFound, discord.Forbidden):
+                return None
+            except discord.HTTPException as exc:
+                if attempt == FETCH_TRIES - 1:
+                    raise
+                log.warning("fetching thread %s failed (%s); trying again", thread_id, exc.status)
+                await asyncio.sleep(self.settings.retry_delay * 2**attempt)
+        return channel if isinstance(channel, discord.Thread) else None
+
+    @staticmethod
+    async def _unarchive(thread: discord.Thread) -> None:
+        """A thread that archived itself while the bot was away must be open to edit its messages."""
+        if not thread.archived or thread.locked:
+            return
+        try:
+            await thread.edit(archived=False)
+        except discord.HTTPException as exc:
+            log.warning("could not unarchive thread %s (%s); posting there reopens it", thread.id, exc.status)
+
+    async def _restore_reactions(
+        self, thread: discord.Thread, card: OpenCard, state: DebateState, me: int
+    ) -> None:
+        """Who reacts with what on the card now; people's stored votes say which reaction is whose
+        vote when someone shows several."""
+        try:
+            message = await thread.fetch_message(card.message_id)
+        except discord.HTTPException as exc:  # gone, or Discord is unwell: new reactions still count
+            log.warning("could not read vote card %s of %s (%s)", card.message_id, card.vote_id, exc.status)
+            return
+        record = state.ballots.get(card.vote_id)
+        voted = {p: v.choice for p, v in record.human_votes.items()} if record is not None else {}
+        window = record.human_window.options if record is not None and record.human_window else None
+        people: dict[str, tuple[str, list[str]]] = {}
+        for reaction in message.reactions:
+            emoji = str(reaction.emoji)
+            if card.ballot.ballot.choice_of(emoji) is None:
+                continue
+            with contextlib.suppress(discord.HTTPException):
+                async for user in reaction.users():
+                    if user.bot or user.id == me:
+                        continue
+                    people.setdefault(str(user.id), (user.display_name, []))[1].append(emoji)
+        card.ballot.restore(people, voted, window)
