@@ -237,7 +237,7 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
     from rich.text import Text
 
     from adapters.console import ConsoleSink
-    from core.manager import CannotResume
+    from core.manager import AlreadyEnded, CannotResume
 
     async with runtime as rt:
         record = await rt.store.get_debate(debate_id)
@@ -258,6 +258,10 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
         console.print(Rule(Text("resumed", style="bold yellow")))
         try:
             handle = await rt.manager.resume(record, sink)
+        except AlreadyEnded:
+            raise UsageError(
+                f"Debate {debate_id} has already ended; `rostra transcript {debate_id}` shows it."
+            ) from None
         except CannotResume as exc:
             await rt.manager.close_stored(
                 record, sink, reason="failed", message=f"This debate could not be resumed: {exc}."

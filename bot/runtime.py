@@ -13,7 +13,7 @@ from core.clock import Clock, RealClock
 from core.events import Event
 from core.llm.registry import ModelRegistry
 from core.llm.scripted import Script
-from core.manager import CannotResume, DebateManager, PreparedDebate, prepare_debate
+from core.manager import AlreadyEnded, CannotResume, DebateManager, PreparedDebate, prepare_debate
 from core.models import Persona
 from core.ports import Binding, DebateRecord, EventSink
 from core.session import DebateHandle
@@ -152,6 +152,8 @@ class Runtime:
             else:
                 try:
                     handles.append(await self.manager.resume(record, sink))
+                except AlreadyEnded:
+                    continue
                 except CannotResume as exc:
                     await self.manager.close_stored(
                         record,

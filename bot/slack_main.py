@@ -1,11 +1,16 @@
 """`rostra slack`: run the Slack bot. Socket Mode when SLACK_APP_TOKEN is set, else an HTTP server
-(signing-secret verification) on `slack.http_port`. Missing tokens print one line and exit 2."""
+(signing-secret verification) on `slack.http_port`. Missing tokens print one line and exit 2.
+
+Once it is connected (or listening), it picks up the Slack debates a restart cut short, each in its
+own thread (`resume: on` in config; with `off` their threads are told and closed).
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import logging
 import signal
 import sys
 from dataclasses import dataclass
@@ -19,6 +24,7 @@ if TYPE_CHECKING:
     from core.clock import Clock
 
 EXIT_FAILED = 1
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -126,14 +132,21 @@ async def serve(
             app = create_app(rt, socket_mode=mode.socket)
         except SlackConfigError as exc:
             return _fail(str(exc))
+
+        async def resume() -> None:
+            try:
+                await app.resume_debates()
+            except Exception:  # the bot still serves new debates
+                log.exception("could not resume the Slack debates a restart cut short")
+
         try:
             team = await check_token(app)
             print(f"rostra: serving {team} in Slack ({mode.describe()}); Ctrl+C stops", file=sys.stderr)
             if mode.socket:
                 assert mode.app_token is not None
-                await run_socket_mode(app, mode.app_token, stop)
+                await run_socket_mode(app, mode.app_token, stop, ready=resume)
             else:
-                await run_http(app, host=mode.host, port=mode.port, stop=stop)
+                await run_http(app, host=mode.host, port=mode.port, stop=stop, ready=resume)
         except SlackConfigError as exc:
             return _fail(str(exc))
         except OSError as exc:

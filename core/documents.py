@@ -40,6 +40,27 @@ def byte_limit(limit: int) -> int:
     return limit * _BYTES_PER_CHAR + len(codecs.BOM_UTF8)
 
 
+def size_text(size: int) -> str:
+    """`812 bytes`, `4.0 KB`, `1.2 MB`."""
+    if size < 1000:
+        return f"{size} bytes"
+    if size < 1_000_000:
+        return f"{size / 1000:.1f} KB"
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def check_file(name: str, size: int | None, *, limit: int, textual: bool = False) -> None:
+    """Refuse, before reading or downloading it, a file that cannot be an acceptable document.
+
+    `textual`: the platform says the file is text (for names without an extension).
+    """
+    suffix = PurePath(name).suffix.lower()
+    if suffix not in TEXT_SUFFIXES and not (suffix == "" and (textual or size is None)):
+        raise SpecError(f"{name} is not a text or Markdown file: attach .txt or .md")
+    if size is not None and size > byte_limit(limit):
+        raise SpecError(f"{name} is {size_text(size)}; the limit is {limit:,} characters.")
+
+
 def check_document(document: Document, *, limit: int) -> None:
     """Raise SpecError when the document is empty or longer than `limit` characters."""
     size = len(document.text)
@@ -71,10 +92,7 @@ def load_document(name: str, data: bytes, *, limit: int) -> Document:
     empty files, and anything over `limit` characters.
     """
     name = PurePath(name.strip()).name or "document"
-    if PurePath(name).suffix.lower() not in TEXT_SUFFIXES | {""}:
-        raise SpecError(f"{name} is not a text or Markdown file: attach .txt or .md")
-    if len(data) > byte_limit(limit):
-        raise SpecError(f"{name} is {len(data) / 1_000_000:.1f} MB; the limit is {limit:,} characters.")
+    check_file(name, len(data), limit=limit, textual=True)
     text = _decode(name, data).replace("\r\n", "\n").replace("\r", "\n")
     document = Document(name=name, text=text)
     check_document(document, limit=limit)
@@ -88,9 +106,7 @@ def read_document(path: str | Path, *, limit: int) -> Document:
     """
     file = Path(path).expanduser()
     try:
-        size = file.stat().st_size
-        if size > byte_limit(limit):
-            raise SpecError(f"{file.name} is {size / 1_000_000:.1f} MB; the limit is {limit:,} characters.")
+        check_file(file.name, file.stat().st_size, limit=limit, textual=True)
         data = file.read_bytes()
     except FileNotFoundError:
         raise SpecError(f"The document {file} does not exist.") from None

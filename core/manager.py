@@ -14,13 +14,13 @@ from pydantic import BaseModel
 
 from core.clock import Clock
 from core.errors import AdmissionError, DebateError, SpecError
-from core.events import CompletionReason, Notice
+from core.events import CompletionReason, DebateCompleted, Notice
 from core.formats import FORMATS, DebateFormat, Outcome
 from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
 from core.ports import Binding, DebateRecord, EventSink, Store
 from core.replay import Replay
-from core.session import DebateHandle, DebateSession
+from core.session import STATUS_OF_REASON, DebateHandle, DebateSession
 from core.settings import CoreSettings
 from core.spec import DebateSpec, clean_topic
 
@@ -38,6 +38,10 @@ class PreparedDebate:
 
 class CannotResume(DebateError):
     """A stored debate cannot continue here (its format or options no longer fit)."""
+
+
+class AlreadyEnded(CannotResume):
+    """Its closing event is stored (only its status was lost, in a crash at that moment): fixed."""
 
 
 def new_debate_id() -> str:
@@ -140,6 +144,9 @@ class DebateManager:
         except SpecError as exc:
             raise CannotResume(f"its options no longer fit the configuration ({exc})") from None
         events = await self.store.events(record.id)
+        if events and isinstance(events[-1], DebateCompleted):  # it ended; only its status was lost
+            await self.store.set_status(record.id, STATUS_OF_REASON[events[-1].reason], events[-1].detail)
+            raise AlreadyEnded(f"debate {record.id} had already ended")
         session = self._session(
             debate_id=record.id,
             spec=DebateSpec(record.format, record.topic, dict(record.spec.get("options", {}))),

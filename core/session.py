@@ -29,7 +29,7 @@ from core.voting import HumanBallots
 
 log = logging.getLogger(__name__)
 
-_STATUS_OF_REASON: dict[str, DebateStatus] = {
+STATUS_OF_REASON: dict[str, DebateStatus] = {
     "completed": "completed",
     "time_up": "completed",
     "max_rounds": "completed",
@@ -273,8 +273,14 @@ class DebateSession:
                 await self.emit(Notice(level="error", code="debate_failed", message=message))
             except Exception:
                 log.exception("debate %s: could not record the failure notice", self.debate_id)
-        await self._finish(outcome)
-        await self.ctx.models.aclose()
+        finishing = asyncio.ensure_future(self._finish(outcome))
+        try:
+            await asyncio.shield(finishing)  # a shutdown now must not leave a finished debate "running"
+        except asyncio.CancelledError:
+            await asyncio.wait([finishing])
+            raise
+        finally:
+            await self.ctx.models.aclose()
 
     async def close_from_log(self, outcome: Outcome, notice: Notice) -> DebateResult:
         """End a stored debate without running it (it cannot or may not be resumed), saying why."""
@@ -331,7 +337,7 @@ class DebateSession:
                 DebateCompleted(reason=outcome.reason, detail=outcome.detail, stats=stats, summary=summary)
             )
             result = DebateResult(self.debate_id, outcome.reason, outcome.detail, summary, stats)
-            await self._store.set_status(self.debate_id, _STATUS_OF_REASON[outcome.reason], outcome.detail)
+            await self._store.set_status(self.debate_id, STATUS_OF_REASON[outcome.reason], outcome.detail)
         except Exception:
             log.exception("debate %s: could not record its end", self.debate_id)
         finally:

@@ -6,15 +6,14 @@ from collections.abc import Sequence
 
 import discord
 
-from core.documents import Document, byte_limit, load_document
+from core.documents import Document, check_file, load_document
 from core.errors import SpecError
 
 
 async def read_document(attachment: discord.Attachment, *, limit: int) -> Document:
     """Download and check one attachment. Raises SpecError (the message is for the person)."""
-    if attachment.size > byte_limit(limit):
-        size = attachment.size / 1_000_000
-        raise SpecError(f"{attachment.filename} is {size:.1f} MB; the limit is {limit:,} characters.")
+    textual = (attachment.content_type or "").startswith("text/")
+    check_file(attachment.filename, attachment.size, limit=limit, textual=textual)
     try:
         data = await attachment.read()
     except discord.HTTPException as exc:

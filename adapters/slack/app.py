@@ -18,6 +18,7 @@ from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.errors import SlackConfigError
 from adapters.slack.listeners import register
 from adapters.slack.settings import SlackSettings
+from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,10 @@ class SlackApp(AsyncApp):
     """An AsyncApp that also holds Rostra's Slack front end; `aclose()` stops its deliveries."""
 
     front: SlackFrontEnd
+
+    async def resume_debates(self) -> list[DebateHandle]:
+        """Pick up the Slack debates a restart cut short, each in its own thread (call once serving)."""
+        return await self.front.resume()
 
     async def aclose(self) -> None:
         await self.front.aclose()

@@ -2,6 +2,8 @@
 
 One vote per person: the newest vote reaction a person still has on the card is their vote;
 removing it falls back to an older one they still have there, and removing the last withdraws it.
+When only some options are open to people (a tie among some of them), reactions for the others are
+kept but do not count.
 """
 
 from __future__ import annotations
@@ -17,13 +19,21 @@ class ReactionLedger:
         self._order = list(reactions)
         self._key_of = {name: key for key, name in reactions.items()}
         self._held: dict[str, list[str]] = {}  # person → raw reaction names, oldest first
+        self._open: frozenset[str] | None = None  # the options people may choose; None: all
+
+    def open_only(self, keys: Iterable[str] | None) -> None:
+        """Count only reactions for these options from now on (None: every option)."""
+        self._open = None if keys is None else frozenset(keys)
 
     def option_for(self, reaction: str) -> str | None:
         return self._key_of.get(normalise_reaction(reaction))
 
     def choice(self, user: str) -> str | None:
-        held = self._held.get(user)
-        return self.option_for(held[-1]) if held else None
+        for reaction in reversed(self._held.get(user, [])):
+            key = self.option_for(reaction)
+            if key is not None and (self._open is None or key in self._open):
+                return key
+        return None
 
     def choices(self) -> dict[str, str]:
         return {user: key for user in self._held if (key := self.choice(user)) is not None}

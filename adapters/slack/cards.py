@@ -5,14 +5,19 @@ escaped here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from adapters.slack.blocks import capped, context, section, sections
-from adapters.slack.emoji import option_mark
+from adapters.slack.emoji import option_mark, option_reactions
 from adapters.slack.ops import Block
 from adapters.slack.text import escape, model_text
 from core.events import DebateCompleted, HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
+from core.formats.arena import OPTIONS as ARENA_OPTIONS
+from core.formats.council import ABSTAIN
+from core.formats.council import EMOJIS as COUNCIL_EMOJIS
+from core.formats.oxford import AUDIENCE_OPTIONS
 from core.models import CastMember, PersonaRef, Statistics, VoteOption
 from core.transcript import minutes
 
@@ -21,25 +26,30 @@ ROLE_TEXT = {
     "opposition": "against the motion",
     "observer": "observes and votes",
     "moderator": "moderates",
-    "judge": "judges",
+    "judge": "judges (reading the debate anonymised)",
     "proposer": "for the motion",
-    "critic": "against the motion",
-    "council": "council member",
-    "panellist": "panellist",
-    "synthesiser": "writes the synthesis",
+    "critic": "against the motion, steelmanning the proposer first",
+    "council": "proposes, revises and votes",
+    "panellist": "answers from their own document",
+    "synthesiser": "writes the final answer",
 }
 HUMANS_TEXT = {
     "off": "AI votes only",
     "tiebreak": "people break ties",
     "vote": "people vote too",
 }
+STRATEGY_TEXT = {
+    "majority": "the most votes wins",
+    "weighted": "votes weighted by expertise",
+    "consensus": "seeking consensus, else by majority",
+    "moderator": "the moderator decides, the votes advise",
+}
+ONE_VOTE_EACH = "One vote each: your newest reaction counts; removing it withdraws your vote."
 HOW_TO_VOTE = {
     "off": "*Voting:* the AI voters decide on the vote cards in the thread; people watch.",
     "tiebreak": "*How to vote:* when the AI voters tie on a vote card in the thread, you decide: react"
-    " on the card with one of its emoji. One vote each; your newest reaction counts; removing it"
-    " withdraws your vote.",
-    "vote": "*How to vote:* react on the vote cards in the thread with one of their emoji. One vote"
-    " each; your newest reaction counts; removing it withdraws your vote.",
+    f" on the card with one of its emoji. {ONE_VOTE_EACH}",
+    "vote": f"*How to vote:* react on the vote cards in the thread with one of their emoji. {ONE_VOTE_EACH}",
 }
 ENDINGS = {
     "completed": "the debate ran its course",
@@ -59,23 +69,135 @@ def plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'es' if word.endswith('ch') else 's'}"
 
 
+def either(items: Sequence[str], joiner: str = "or") -> str:
+    """`a`, `a or b`, `a, b or c`."""
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {joiner} {items[-1]}"
+
+
+def options_text(options: Sequence[VoteOption]) -> str:
+    """How to react for each option: `✅ Keep or ❌ Replace` (the Slack reaction, then the label)."""
+    reactions = option_reactions(options)
+    return either([f"{option_mark(o, reactions[o.key])} {escape(o.label)}" for o in options])
+
+
 # --- the opening card ------------------------------------------------------------------------------
 
 
-def _settings_line(fmt: str, settings: dict[str, Any]) -> str:
+def _settings_line(fmt: str, settings: Mapping[str, Any]) -> str:
     bits = [f"Format *{escape(fmt)}*"]
+    humans = settings.get("humans")
+    rounds = settings.get("rounds")
+    if fmt == "oxford":
+        if isinstance(rounds, int):
+            bits.append(f"up to {plural(rounds, 'round')}, the judge rules after each")
+        if settings.get("research"):
+            bits.append("debaters may search the web")
+        bits.append("the audience votes before and after" if humans == "vote" else "no audience vote")
+        return " · ".join(bits)
+    if fmt == "council":
+        if isinstance(rounds, int):
+            bits.append(f"{plural(rounds, 'revision round')}" if rounds else "no revision rounds")
+        strategy = settings.get("strategy")
+        if isinstance(strategy, str):
+            bits.append(escape(STRATEGY_TEXT.get(strategy, strategy)))
+        bits.append("people break ties" if humans == "tiebreak" else "a tie goes to the earliest proposal")
+        return " · ".join(bits)
+    if fmt == "panel":
+        drawn = settings.get("generate_questions")
+        source = settings.get("question_document")
+        if isinstance(drawn, int) and drawn and isinstance(source, Mapping):
+            bits.append(f"{plural(drawn, 'question')} drawn from {escape(str(source.get('name', '')))}")
+        else:
+            bits.append("one question")
+        if isinstance(rounds, int):
+            bits.append(f"{plural(rounds, 'round')} of responses" if rounds else "answers only, no responses")
+        documents = settings.get("documents")
+        if isinstance(documents, list):
+            bits.append(plural(len(documents), "document"))
+        return " · ".join(bits)
     if isinstance(settings.get("duration"), int | float):
         bits.append(f"{minutes(float(settings['duration']))} of debate")
     exchanges = settings.get("exchanges_per_round")
     if isinstance(exchanges, int):
         bits.append("a vote after each exchange" if exchanges == 1 else f"a vote every {exchanges} exchanges")
-    rounds = settings.get("rounds") or settings.get("max_rounds")
+    rounds = rounds or settings.get("max_rounds")
     if isinstance(rounds, int):
         bits.append(f"up to {plural(rounds, 'round')}")
-    humans = settings.get("humans")
     if isinstance(humans, str) and humans in HUMANS_TEXT:
         bits.append(HUMANS_TEXT[humans])
     return " · ".join(bits)
+
+
+def _role_text(fmt: str, member: CastMember, settings: Mapping[str, Any]) -> str:
+    role = member.role
+    if fmt == "panel" and role == "panellist":
+        for document in settings.get("documents") or []:
+            if isinstance(document, Mapping) and document.get("panellist") == member.persona.id:
+                chars = document.get("chars")
+                size = f", {chars:,} characters" if isinstance(chars, int) else ""
+                return f"answers from {escape(str(document.get('name', '')))}{size}"
+    if fmt == "council" and role == "council" and settings.get("strategy") == "weighted":
+        weights = settings.get("weights")
+        weight = weights.get(member.persona.id) if isinstance(weights, Mapping) else None
+        if isinstance(weight, int | float):
+            return f"{ROLE_TEXT['council']} (expertise weight {weight:g})"
+    if fmt == "council" and role == "moderator":
+        return "picks the proposal the council adopts"
+    if fmt == "oxford" and role == "moderator":
+        return "frames the focus question and distils each round"
+    return escape(ROLE_TEXT.get(role, role))
+
+
+def how_to_vote(fmt: str, settings: Mapping[str, Any], cast: Sequence[CastMember] = ()) -> str | None:
+    """The opening card's word on voting, for the format and its settings."""
+    humans = settings.get("humans")
+    window = settings.get("human_window")
+    within = f" within {window} s" if isinstance(window, int) else ""
+    if fmt == "arena":
+        choices = options_text(ARENA_OPTIONS)
+        lead = "After each round the observers vote on whether the speaker keeps the floor"
+        if humans == "tiebreak":
+            return (
+                f"*How to vote:* {lead}. If they tie, *you decide*: react on the vote card with"
+                f" {choices}{within}. {ONE_VOTE_EACH}"
+            )
+        if humans == "vote":
+            return (
+                f"*How to vote:* {lead}, and *you vote too*: react on the vote card with {choices}"
+                f"{within}; the people's majority counts as one more vote. {ONE_VOTE_EACH}"
+            )
+        return f"*Voting:* {lead}; only they decide, people watch."
+    if fmt == "oxford":
+        if humans == "vote":
+            return (
+                "*How to vote:* you are the audience. Vote on the motion before the debate and again"
+                f" after the verdict: react on each audience card with {options_text(AUDIENCE_OPTIONS)}"
+                f"{within}. The side that gains the most votes wins the audience, beside the judge's"
+                f" verdict. {ONE_VOTE_EACH}"
+            )
+        return "*Voting:* no audience vote this time; the judge rules."
+    if fmt == "council":
+        numbers = ", ".join(COUNCIL_EMOJIS[:3])
+        lead = "The members vote on the proposals (or abstain) on a vote card"
+        if humans == "tiebreak":
+            return (
+                f"*How to vote:* {lead}. If they tie, *you break the tie*: react with a tied"
+                f" proposal's number ({numbers}, …){within}; the card says which proposals are"
+                f" tied, and only those count. {ONE_VOTE_EACH}"
+            )
+        return f"*Voting:* {lead}; only they decide, and a tie goes to the earliest proposal."
+    if fmt == "panel":
+        synthesiser = next((m.persona.name for m in cast if m.role == "synthesiser"), "the synthesiser")
+        return (
+            "*Nothing to vote on:* each panellist answers from their own document, and every quote is"
+            f" checked against it (✔ verified, ✘ not found). Then {escape(synthesiser)} writes the"
+            " final answer; the questions and answers come as a Markdown file at the end."
+        )
+    if isinstance(humans, str):
+        return HOW_TO_VOTE.get(humans)
+    return None
 
 
 def opening_card(
@@ -84,7 +206,7 @@ def opening_card(
     fmt: str,
     status: str,
     cast: tuple[CastMember, ...] = (),
-    settings: dict[str, Any] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> tuple[str, tuple[Block, ...]]:
     """The channel message the debate's thread hangs from: topic, format, cast, how to vote, status."""
     settings = settings or {}
@@ -93,14 +215,14 @@ def opening_card(
         blocks.extend(
             sections(
                 [
-                    f"{m.persona.emoji} *{escape(m.persona.name)}* — {escape(ROLE_TEXT.get(m.role, m.role))}"
+                    f"{m.persona.emoji} *{escape(m.persona.name)}* — {_role_text(fmt, m, settings)}"
                     for m in cast
                 ]
             )
         )
-    humans = settings.get("humans")
-    if isinstance(humans, str) and humans in HOW_TO_VOTE:
-        blocks.append(section(HOW_TO_VOTE[humans]))
+    voting = how_to_vote(fmt, settings, cast) if cast else None
+    if voting:
+        blocks.append(section(voting))
     blocks.append(context(status))
     return f"Debate: {escape(topic)}", capped(blocks)
 
@@ -131,15 +253,26 @@ class BallotView:
             return escape(key)
         return f"{option_mark(option, self.reactions[key])} {escape(option.label)}"
 
-    def marks(self) -> str:
-        return " or ".join(self.choice_text(o.key) for o in self.started.options)
+    @property
+    def open_keys(self) -> list[str]:
+        """The options people may vote for: during a tie, only the tied ones."""
+        options = self.window.options if self.window is not None else self.started.options
+        return [o.key for o in options if self.option(o.key) is not None]
 
-    def tally_text(self, tally: dict[str, float] | dict[str, int]) -> str:
-        keys = [o.key for o in self.started.options] + [k for k in tally if self.option(k) is None]
+    @property
+    def narrowed(self) -> bool:
+        return len(self.open_keys) < len(self.started.options)
+
+    def marks(self, keys: Sequence[str] | None = None, joiner: str = "or") -> str:
+        return either([self.choice_text(k) for k in (self.open_keys if keys is None else keys)], joiner)
+
+    def tally_text(self, tally: Mapping[str, float], keys: Sequence[str] | None = None) -> str:
+        if keys is None:
+            keys = [o.key for o in self.started.options] + [k for k in tally if self.option(k) is None]
         return " · ".join(f"{self.choice_text(k)} {tally.get(k, 0):g}" for k in keys)
 
     def people_tally(self) -> dict[str, int]:
-        counts = {o.key: 0 for o in self.started.options}
+        counts = dict.fromkeys(self.open_keys, 0)
         for choice in self.people.values():
             counts[choice] = counts.get(choice, 0) + 1
         return counts
@@ -148,7 +281,10 @@ class BallotView:
 def _ai_line(ballot: BallotView, voter: PersonaRef | None, vote: VoteCast | None) -> str:
     if vote is not None:
         who = f"{vote.voter.emoji} *{escape(vote.voter.name)}*".strip()
-        line = f"{who} → {ballot.choice_text(vote.choice)}"
+        if vote.choice == ABSTAIN and ballot.option(ABSTAIN) is None:
+            line = f"{who} abstains"
+        else:
+            line = f"{who} → {ballot.choice_text(vote.choice)}"
         if vote.reason:
             line += f" — {escape(vote.reason)}"
         return line + (" _(counted by default)_" if vote.defaulted else "")
@@ -163,7 +299,12 @@ def _people_line(ballot: BallotView) -> str:
         return "Voting is closed." if mode != "off" else ""
     if ballot.window is not None:
         seconds = int(ballot.window.window)
-        if ballot.window.reason == "tie":
+        if ballot.window.reason == "tie" and ballot.narrowed:
+            lead = (
+                f"*It's a tie between {ballot.marks(joiner='and')}: people decide!* React with one of"
+                f" them within {seconds} s; reactions for other options don't count."
+            )
+        elif ballot.window.reason == "tie":
             lead = f"*It's a tie: people decide!* React with {ballot.marks()} within {seconds} s."
         elif ballot.started.voters:
             lead = (
@@ -172,12 +313,13 @@ def _people_line(ballot: BallotView) -> str:
             )
         else:
             lead = f"*Your vote* ({seconds} s): react with {ballot.marks()}."
-        counts = ballot.tally_text(ballot.people_tally())
+        counts = ballot.tally_text(ballot.people_tally(), ballot.open_keys)
         return f"{lead} One vote each; your newest reaction counts.\nPeople so far: {counts}"
     if mode == "tiebreak":
         return f"If the AI voters tie, people decide: react with {ballot.marks()}."
     if mode == "vote":
-        return f"People vote too: react with {ballot.marks()} when voting opens."
+        who = "People vote too" if ballot.started.voters else "Your vote"
+        return f"{who}: react with {ballot.marks()} when voting opens."
     return ""
 
 
@@ -192,9 +334,12 @@ def vote_card(ballot: BallotView) -> tuple[str, tuple[Block, ...]]:
     blocks: list[Block] = [section(head), *sections(lines)]
     closed = ballot.closed
     if closed is not None:
-        result = [f"*Result: {escape(closed.decision_label)}*", f"AI: {ballot.tally_text(closed.tally)}"]
-        if any(closed.human_tally.values()) or closed.tie_broken_by == "humans":
-            result.append(f"People: {ballot.tally_text(closed.human_tally)}")
+        result = [f"*Result: {escape(closed.decision_label)}*"]
+        if started.voters or closed.tally:
+            result.append(f"AI: {ballot.tally_text(closed.tally)}")
+        if any(closed.human_tally.values()) or closed.tie_broken_by == "humans" or not started.voters:
+            keys = ballot.open_keys if ballot.window is not None else None
+            result.append(f"People: {ballot.tally_text(closed.human_tally, keys)}")
         if closed.note:
             result.append(f"_{escape(closed.note)}_")
         blocks.append(section("\n".join(result)))

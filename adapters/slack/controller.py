@@ -2,11 +2,14 @@
 
 A debate is bound to its channel (`Binding.channel` = the channel id): one debate per channel, and
 it lives in the thread under the bot's opening card. `stop`, `status` and votes find it there.
+Where it lives (team, channel, thread, each message's timestamp) is stored with the debate, so that
+after a restart `resume` picks every running debate up again in its own thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import replace
 from typing import assert_never
@@ -17,6 +20,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
 from adapters.slack import messages
+from adapters.slack.attachments import (
+    QUESTION_OPTION,
+    AttachmentError,
+    Attachments,
+    DocumentFetcher,
+    check_file,
+    placeholder,
+    sort_files,
+)
 from adapters.slack.cards import pending_card
 from adapters.slack.commands import (
     Help,
@@ -33,10 +45,10 @@ from adapters.slack.inbound import ReactionRequest, Request
 from adapters.slack.permissions import StarterPolicy
 from adapters.slack.replies import Replies
 from adapters.slack.sender import PersonaIdentity, api_error
-from adapters.slack.sink import NETWORK_ERRORS, SlackSink
+from adapters.slack.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
 from adapters.slack.transcripts import PLATFORM, attach_transcript, find_record
 from core.errors import AdmissionError, DebateError
-from core.ports import Binding
+from core.ports import Binding, DebateRecord
 from core.session import DebateHandle
 from core.spec import DebateSpec
 
@@ -44,6 +56,7 @@ log = logging.getLogger(__name__)
 
 CHECK_TIMEOUT = 2.0  # seconds for the permission check (user groups) before a start is refused
 LOCK_TIMEOUT = 2.0  # seconds to wait for another start in the same channel
+RESUME_WAIT = 30.0  # seconds a start waits for the debates being resumed after a restart
 STOP_REASON = "stopped by a member of the channel"
 
 
@@ -57,6 +70,8 @@ class SlackFrontEnd:
         self._live: set[SlackSink] = set()
         self._identities: dict[str, PersonaIdentity] = {}
         self._locks: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
+        self._fetcher = DocumentFetcher(client, api_url=self.settings.api_url)
+        self._resuming: asyncio.Event | None = None  # set once resumed debates are back in place
 
     # --- requests -------------------------------------------------------------------------------
 
@@ -77,7 +92,13 @@ class SlackFrontEnd:
             case Personas():
                 await replies.say(messages.personas_text(self.rt.personas))
             case Help():
-                await replies.say(messages.help_text(self.rt.manager.formats, command.unknown))
+                await replies.say(
+                    messages.help_text(
+                        self.rt.manager.formats,
+                        command.unknown,
+                        document_chars=self.rt.core.formats.panel.max_document_chars,
+                    )
+                )
             case Invalid():
                 await replies.say(messages.refusal(command.message))
             case _:
@@ -108,18 +129,19 @@ class SlackFrontEnd:
     async def _start(
         self, request: Request, command: Start, replies: Replies, bot_user_id: str | None
     ) -> None:
-        spec = DebateSpec(topic=command.topic, options=dict(command.options))
-        if command.format is not None:
-            spec = replace(spec, format=command.format)
         try:
-            spec = self.rt.prepare(spec).spec
-        except DebateError as exc:
-            await replies.say(messages.refusal(str(exc)))
+            spec, attachments = self._checked(request, command)
+        except (DebateError, AttachmentError) as exc:
+            hint = messages.SLASH_CARRIES_NO_FILES if request.slash and self._takes_documents(command) else ""
+            await replies.say(messages.refusal(str(exc)) + hint)
             return
         refusal = await self._refusal_for(request.user)
         if refusal is not None:
             await replies.say(refusal)
             return
+        if self._resuming is not None:  # a debate resuming in this channel must be found first
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._resuming.wait(), RESUME_WAIT)
         lock = self._locks.get(request.channel)
         if lock is None:
             lock = self._locks[request.channel] = asyncio.Lock()
@@ -136,10 +158,53 @@ class SlackFrontEnd:
             except AdmissionError as exc:
                 await replies.say(messages.refusal(str(exc)))
                 return
+            if attachments:
+                try:
+                    spec = await self._read_documents(spec, attachments)
+                except (DebateError, AttachmentError) as exc:
+                    await replies.say(messages.refusal(str(exc)))
+                    return
             await replies.confirm(messages.starting(spec.topic))
             await self._launch(request, spec, replies, bot_user_id)
         finally:
             lock.release()
+
+    def _takes_documents(self, command: Start, field: str = "documents") -> bool:
+        format_cls = self.rt.manager.formats.get((command.format or DebateSpec().format).strip().lower())
+        return format_cls is not None and field in format_cls.Options.model_fields
+
+    def _checked(self, request: Request, command: Start) -> tuple[DebateSpec, Attachments]:
+        """The request checked in full, each attached file standing in for its document, so that
+        nothing is downloaded for a request that would fail. Raises DebateError or AttachmentError."""
+        options = dict(command.options)
+        question_file = options.pop(QUESTION_OPTION, None)
+        spec = DebateSpec(topic=command.topic, options=options)
+        if command.format is not None:
+            spec = replace(spec, format=command.format)
+        attachments = sort_files(
+            request.files,
+            question_file=None if question_file is None else str(question_file),
+            fmt=spec.format,
+            takes_documents=self._takes_documents(command),
+            takes_questions=self._takes_documents(command, "question_document"),
+        )
+        limit = self.rt.core.formats.panel.max_document_chars
+        for file in attachments.files:
+            if not file.needs_info:  # else checked once Slack has said more (files.info)
+                check_file(file, limit=limit)
+        return self.rt.prepare(_with_documents(spec, attachments)).spec, attachments
+
+    async def _read_documents(self, spec: DebateSpec, attachments: Attachments) -> DebateSpec:
+        """Download the attached documents and check the request again with them."""
+        limit = self.rt.core.formats.panel.max_document_chars
+        documents, question = await self._fetcher.fetch_all(attachments, limit=limit)
+        log.info("read %d attached documents", len(documents) + (question is not None))
+        options = dict(spec.options)
+        if documents:
+            options["documents"] = documents
+        if question is not None:
+            options["question_document"] = question
+        return self.rt.prepare(replace(spec, options=options)).spec
 
     async def _launch(
         self, request: Request, spec: DebateSpec, replies: Replies, bot_user_id: str | None
@@ -242,6 +307,80 @@ class SlackFrontEnd:
             return
         await replies.say(messages.transcript_attached(record.id, record.topic))
 
+    # --- after a restart ------------------------------------------------------------------------
+
+    async def resume(self) -> list[DebateHandle]:
+        """Pick up every Slack debate a restart cut short, each in its own thread; their handles."""
+        resuming = self._resuming = asyncio.Event()
+        try:
+            return await self._resume()
+        finally:
+            resuming.set()
+
+    async def _resume(self) -> list[DebateHandle]:
+        bot_user_id = await self._bot_user_id()
+        reattached: dict[str, SlackSink] = {}
+
+        async def attach(record: DebateRecord, values: dict[str, str]) -> SlackSink | None:
+            sink = await self._reattach(record, values, bot_user_id)
+            if sink is not None:
+                reattached[record.id] = sink
+            return sink
+
+        handles = await self.rt.resume_debates(PLATFORM, attach)
+        running = {h.debate_id: h for h in handles}
+        for debate_id, sink in reattached.items():
+            handle = running.get(debate_id)
+            if handle is not None:
+                sink.attach(handle, self._forget)
+            else:  # closed instead of resumed: its thread still gets the notice and the closing card
+                sink.close_out(self._forget)
+        if handles:
+            log.info("resumed %d Slack debate(s)", len(handles))
+        return handles
+
+    async def _reattach(
+        self, record: DebateRecord, values: dict[str, str], bot_user_id: str | None
+    ) -> SlackSink | None:
+        """A sink for the debate's existing thread, or None when that thread is gone."""
+        channel = values.get("channel") or record.binding.channel
+        thread_ts = values.get("thread_ts")
+        if not channel or not thread_ts:
+            log.warning("debate %s: where it was shown in Slack is unknown; it cannot resume", record.id)
+            return None
+        try:  # is the thread still there for Rostra? (reading its opening card's reactions says so)
+            await self.client.reactions_get(channel=channel, timestamp=thread_ts)
+        except SlackApiError as exc:
+            if api_error(exc) in FATAL_ERRORS:
+                log.warning("debate %s: its channel is gone (%s)", record.id, api_error(exc))
+                return None
+        except NETWORK_ERRORS as exc:  # Slack unreachable for now: deliveries will retry and tell
+            log.warning("debate %s: could not check its thread: %r", record.id, exc)
+        sink = SlackSink(
+            self.client,
+            channel=channel,
+            thread_ts=thread_ts,
+            settings=self.settings,
+            identity=self._identities.setdefault(record.binding.scope, PersonaIdentity()),
+            store=self.rt.store,
+            bot_user_id=bot_user_id,
+            debate_id=record.id,
+        )
+        sink.restore(await self.rt.store.events(record.id), values)
+        self._sinks[channel] = sink
+        self._live.add(sink)
+        return sink
+
+    async def _bot_user_id(self) -> str | None:
+        """Rostra's own user id (its reactions on vote cards never count)."""
+        try:
+            response = await self.client.auth_test()
+        except (SlackApiError, *NETWORK_ERRORS) as exc:
+            log.warning("could not ask Slack who Rostra is: %r", exc)
+            return None
+        user = response.get("user_id")
+        return str(user) if user else None
+
     # --- lifecycle ------------------------------------------------------------------------------
 
     async def wait_idle(self) -> None:
@@ -263,3 +402,15 @@ class SlackFrontEnd:
         self._sinks.clear()
         for sink in sinks:
             await sink.aclose()
+
+
+def _with_documents(spec: DebateSpec, attachments: Attachments) -> DebateSpec:
+    """The request with a stand-in for each attached document (see `placeholder`)."""
+    if not attachments:
+        return spec
+    options = dict(spec.options)
+    if attachments.documents:
+        options["documents"] = [placeholder(f) for f in attachments.documents]
+    if attachments.questions is not None:
+        options["question_document"] = placeholder(attachments.questions)
+    return replace(spec, options=options)

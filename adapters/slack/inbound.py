@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.slack.attachments import SlackFile
 from adapters.slack.text import from_slack
 
 
@@ -19,6 +20,7 @@ class Request:
     text: str  # plain text of the command, without the mention
     thread_ts: str | None = None
     slash: bool = False
+    files: tuple[SlackFile, ...] = ()  # attached to the mention (a slash command carries none)
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ def mention_request(body: dict[str, Any], event: dict[str, Any], bot_user_id: st
         user=str(event.get("user") or ""),
         text=from_slack(_without_mention(str(event.get("text") or ""), bot_user_id)).strip(),
         thread_ts=event.get("thread_ts"),
+        files=tuple(SlackFile.from_slack(f) for f in event.get("files") or [] if isinstance(f, dict)),
     )
 
 

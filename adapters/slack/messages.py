@@ -22,13 +22,20 @@ STOP_NOT_PERMITTED = (
 NOTHING_RUNNING = "No debate is running in this channel. Start one with `/debate <topic>`."
 BUSY = "Another debate is being set up in this channel right now; try again in a moment."
 CHECK_TIMED_OUT = "I couldn't check whether you may start debates in time; please try again."
+SLASH_CARRIES_NO_FILES = (
+    "\n/debate can't carry files: mention me instead, with the files attached to the same message"
+    " (`@Rostra debate <question> format=panel`)."
+)
 VOTE_HINT = (
     "Vote by reacting on the vote cards in the debate's thread: one vote each, your newest reaction"
     " counts, and removing it withdraws your vote."
 )
 
 
-def help_text(formats: Mapping[str, type[DebateFormat]], unknown: str | None = None) -> str:
+def help_text(
+    formats: Mapping[str, type[DebateFormat]], unknown: str | None = None, *, document_chars: int
+) -> str:
+    limit_text = f"up to {document_chars:,} characters each"
     lines: list[str] = []
     if unknown:
         lines += [f"I didn't understand “{escape(truncate(unknown, 80))}”. Here is what I can do:", ""]
@@ -48,6 +55,10 @@ def help_text(formats: Mapping[str, type[DebateFormat]], unknown: str | None = N
         " `1m30s`) · `humans=` `off`, `tiebreak` (people break ties) or `vote` (people vote too)"
         " · quote a topic that contains `=`",
         "*Example:* `/debate Should cities ban cars? rounds=2 duration=5m humans=vote`",
+        "*Documents (panel):* mention me with `debate <question> format=panel` and attach one text or"
+        f" Markdown file per panellist (`.txt`, `.md`) to the same message, {limit_text}; a file named"
+        " `questions.md` (or the one named with `question_file=<file name>`) holds the questions to"
+        " draw. `/debate` can't carry files.",
         VOTE_HINT,
     ]
     return "\n".join(lines)

@@ -41,12 +41,16 @@ class Post:
 
 @dataclass(frozen=True)
 class Update:
-    """New content for a posted message. `interim` updates may be throttled or skipped for a newer one."""
+    """New content for a posted message. `interim` updates may be throttled or skipped for a newer one.
+
+    A final update of a message that was never posted (its post failed) posts it, as `persona`.
+    """
 
     key: str
     text: str
     blocks: tuple[Block, ...] = ()
     interim: bool = False
+    persona: PersonaRef | None = None
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from core.transcript import minutes
 PERSONA_PREFIX_ROOM = 120
 NOTICE_MARK = {"info": "ℹ️", "warning": "⚠️", "error": "❗"}
 STOP_HINT = "Stop it with `/debate stop` or by mentioning me with `stop`."
+RESUMED_NOTE = "🔄 picked up again after a restart"
 
 
 # --- turns ---------------------------------------------------------------------------------------
@@ -115,6 +116,8 @@ class SlackView:
         self._ballots: dict[str, BallotView] = {}
         self._started: DebateStarted | None = None
         self._phase = "starting"
+        self._phase_detail = ""
+        self._resumed = False
         self._round = 0
         self._clock: ClockTick | None = None
         self._last_moderator_text = ""
@@ -129,7 +132,8 @@ class SlackView:
                 self._started = event
                 return [self._opening_update(interim=False)]
             case PhaseChanged():
-                self._phase = event.phase
+                self._phase, self._phase_detail = event.phase, event.detail
+                self._resumed = False
                 ops: list[Op] = [self._opening_update(interim=True)]
                 if event.phase == "concluding":
                     detail = f": {escape(event.detail)}" if event.detail else ""
@@ -201,7 +205,14 @@ class SlackView:
             "voting": "🗳️ Voting",
             "concluding": "🏁 Closing",
         }.get(self._phase, f"🟢 {escape(self._phase.capitalize())}")
-        return f"{label}{round_text}{clock} · {STOP_HINT}"
+        detail = f": {escape(self._phase_detail)}" if self._phase_detail else ""
+        resumed = f" · {RESUMED_NOTE}" if self._resumed else ""
+        return f"{label}{detail}{round_text}{clock}{resumed} · {STOP_HINT}"
+
+    def resumed(self) -> Update:
+        """The opening card once a restarted bot has picked the debate up again."""
+        self._resumed = True
+        return self._opening_update(interim=False)
 
     def _opening_update(self, *, interim: bool, completed: DebateCompleted | None = None) -> Update:
         started = self._started
@@ -261,7 +272,7 @@ class SlackView:
             if index < len(turn.sent):
                 if turn.sent[index] != part:
                     last = index == len(parts) - 1
-                    ops.append(Update(key, part, interim=interim and last))
+                    ops.append(Update(key, part, interim=interim and last, persona=turn.speaker))
                     turn.sent[index] = part
             else:
                 ops.append(Post(key, part, persona=turn.speaker))
@@ -301,11 +312,18 @@ class SlackView:
         if event.reasoning:
             lines.append(model_text(event.reasoning))
         if event.tally:
-            lines.append(" · ".join(f"{escape(k)} {v:g}" for k, v in event.tally.items()))
+            lines.append(" · ".join(f"{self._option_text(k)} {v:g}" for k, v in event.tally.items()))
         text = "\n".join(lines)
         return Post(
             event_key(event.seq), f"{escape(event.title)}: {escape(event.winner_label)}", (section(text),)
         )
+
+    def _option_text(self, key: str) -> str:
+        """An option's emoji and label from the latest ballot that has it (never the bare key)."""
+        for ballot in reversed(self._ballots.values()):
+            if ballot.option(key) is not None:
+                return ballot.choice_text(key)
+        return escape(key)
 
     # --- the end --------------------------------------------------------------------------------
 

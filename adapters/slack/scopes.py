@@ -6,6 +6,7 @@ BOT_SCOPES = frozenset(
         "chat:write",  # opening card, persona messages, cards; chat.update/delete; ephemeral replies
         "chat:write.customize",  # persona username and icon on each message
         "commands",  # the /debate slash command
+        "files:read",  # download the documents attached to a mention (the panel's sources)
         "files:write",  # transcripts and a format's Markdown artifact as files in the thread
         "reactions:read",  # reaction_added/removed events; reactions.get when a human vote opens
         "reactions:write",  # the bot's own reactions that form the human ballot on a vote card

@@ -2,13 +2,15 @@
 
 It maps message keys to Slack timestamps, posts persona messages under the persona's name and
 icon (`chat:write.customize`) and, when Slack refuses that, falls back to a bold name prefix and
-says so once in the thread.
+says so once in the thread. What it sends is remembered with the debate (`remember`): each message's
+timestamp (`ts:<key>`), each file sent (`file:<name>`), so that after a restart (`restore`) it edits
+the same messages and never posts or uploads anything twice.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +25,7 @@ from core.models import PersonaRef
 
 log = logging.getLogger(__name__)
 
+NOTE_KEY = "note:custom-names"
 NO_CUSTOM_NAMES_NOTE = (
     "ℹ️ Persona names are shown in bold: Slack refused custom names and icons for Rostra's messages"
     " here (the app needs the `chat:write.customize` scope)."
@@ -76,7 +79,34 @@ class SlackSender:
         self._remember = remember
         self._prefix: dict[str, str] = {}
         self._sent: dict[str, tuple[str, tuple[Any, ...]]] = {}
+        self._files: set[str] = set()
         self._told_no_custom_names = False
+
+    # --- after a restart ------------------------------------------------------------------------
+
+    def restore(self, values: Mapping[str, str]) -> None:
+        """Take back what was sent before a restart, from the debate's stored binding values."""
+        for key, value in values.items():
+            if key.startswith("ts:") and value:
+                self.ts_of[key.removeprefix("ts:")] = value
+            elif key.startswith("file:"):
+                self._files.add(key.removeprefix("file:"))
+        self.ts_of[OPENING] = self.thread_ts
+        if NOTE_KEY in self.ts_of:  # Slack refused persona names here, and the thread was told
+            self.identity.allowed = False
+            self._told_no_custom_names = True
+
+    def assume(self, op: Op) -> None:
+        """What `op` left in the thread before a restart (nothing is sent): message prefixes and
+        deleted messages. Edits are not assumed to have landed, so the next one is always sent."""
+        match op:
+            case Post():
+                if op.key in self.ts_of and op.persona is not None and not self.identity.allowed:
+                    self._prefix[op.key] = persona_prefix(op.persona)
+            case Delete():
+                self.ts_of.pop(op.key, None)
+            case Update() | Upload():
+                pass
 
     async def apply(self, op: Op) -> None:
         match op:
@@ -104,6 +134,11 @@ class SlackSender:
         return str(response["ts"])
 
     async def _post(self, op: Post) -> None:
+        if op.key in self.ts_of:  # posted before a restart: bring it up to date instead
+            await self._update(Update(op.key, op.text, op.blocks))
+            for name in op.reactions:
+                await self.react(self.ts_of[op.key], name)
+            return
         prefix = ""
         ts: str | None = None
         if op.persona is not None and self.identity.allowed:
@@ -122,7 +157,7 @@ class SlackSender:
         self.ts_of[op.key] = ts
         self._prefix[op.key] = prefix
         self._sent[op.key] = (op.text, op.blocks)
-        await self._remember(op.key, ts)
+        await self._remember(f"ts:{op.key}", ts)
         for name in op.reactions:
             await self.react(ts, name)
 
@@ -130,7 +165,9 @@ class SlackSender:
         if self._told_no_custom_names:
             return
         self._told_no_custom_names = True
-        await self._send(NO_CUSTOM_NAMES_NOTE, (context(NO_CUSTOM_NAMES_NOTE),))
+        ts = await self._send(NO_CUSTOM_NAMES_NOTE, (context(NO_CUSTOM_NAMES_NOTE),))
+        self.ts_of[NOTE_KEY] = ts
+        await self._remember(f"ts:{NOTE_KEY}", ts)
 
     async def react(self, ts: str, name: str) -> None:
         try:
@@ -143,6 +180,9 @@ class SlackSender:
 
     async def _update(self, op: Update) -> None:
         ts = self.ts_of.get(op.key)
+        if ts is None and not op.interim and op.key != OPENING:  # its post failed: post it now
+            await self._post(Post(op.key, op.text, op.blocks, persona=op.persona))
+            return
         if ts is None:
             log.debug("no message for %s; update skipped", op.key)
             return
@@ -160,12 +200,20 @@ class SlackSender:
     async def _delete(self, op: Delete) -> None:
         ts = self.ts_of.pop(op.key, None)
         self._sent.pop(op.key, None)
-        if ts is not None:
+        if ts is None:
+            return
+        await self._remember(f"ts:{op.key}", "")
+        try:
             await self.client.chat_delete(channel=self.channel, ts=ts)
+        except SlackApiError as exc:
+            if api_error(exc) != "message_not_found":  # already gone (deleted before a restart)
+                raise
 
     # --- files ----------------------------------------------------------------------------------
 
     async def _upload(self, op: Upload) -> None:
+        if op.filename in self._files:  # sent before a restart
+            return
         try:
             await self.client.files_upload_v2(
                 channel=self.channel,
@@ -174,6 +222,7 @@ class SlackSender:
                 filename=op.filename,
                 title=op.title,
             )
+            await self._sent_file(op.filename)
             return
         except SlackApiError as exc:
             reason = api_error(exc)
@@ -184,6 +233,11 @@ class SlackSender:
         await self._send(lead, (context(lead),))
         for index, part in enumerate(split_message(model_text(op.content.strip()), self.limit)):
             await self._post(Post(f"file:{op.filename}:{index}", part))
+        await self._sent_file(op.filename)
+
+    async def _sent_file(self, filename: str) -> None:
+        self._files.add(filename)
+        await self._remember(f"file:{filename}", "sent")
 
 
 def _identity(persona: PersonaRef) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -33,24 +34,36 @@ async def check_token(app: SlackApp) -> str:
     return str(response.get("team") or response.get("team_id") or "the workspace")
 
 
-async def run_socket_mode(app: SlackApp, app_token: str, stop: asyncio.Event) -> None:
-    """Connect to Slack over a WebSocket and serve until `stop` is set."""
+Ready = Callable[[], Awaitable[object]]
+
+
+async def run_socket_mode(
+    app: SlackApp, app_token: str, stop: asyncio.Event, *, ready: Ready | None = None
+) -> None:
+    """Connect to Slack over a WebSocket and serve until `stop` is set; `ready` runs once connected."""
     handler = AsyncSocketModeHandler(app, app_token=app_token)
     try:
         await handler.connect_async()  # type: ignore[no-untyped-call]
         log.info("connected to Slack in Socket Mode")
+        if ready is not None:
+            await ready()
         await stop.wait()
     finally:
         await handler.close_async()  # type: ignore[no-untyped-call]
 
 
-async def run_http(app: SlackApp, *, host: str, port: int, stop: asyncio.Event) -> None:
-    """Serve Slack's requests at http://host:port/slack/events until `stop` is set."""
+async def run_http(
+    app: SlackApp, *, host: str, port: int, stop: asyncio.Event, ready: Ready | None = None
+) -> None:
+    """Serve Slack's requests at http://host:port/slack/events until `stop` is set; `ready` runs
+    once the server listens."""
     runner = web.AppRunner(app.web_app(path=EVENTS_PATH, port=port))
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()
         log.info("listening for Slack on http://%s:%d%s", host, port, EVENTS_PATH)
+        if ready is not None:
+            await ready()
         await stop.wait()
     finally:
         await runner.cleanup()

@@ -1,12 +1,20 @@
 """One debate's sink: events are queued (emit returns at once) and a worker renders and sends them
-in order, pacing interim edits. The worker is the debate's error funnel on the Slack side."""
+in order, pacing interim edits. The worker is the debate's error funnel on the Slack side.
+
+After a restart a sink is rebuilt for the debate's existing thread (`restore`): the stored events the
+thread had already been shown are rendered again without sending anything, so the view knows what
+each message shows, and the stored timestamps say which message is which. Stored events the thread
+never got (the bot stopped with them still queued) are delivered first, then the debate's new events.
+Delivery is idempotent per message: a message that was posted is edited, never posted again.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -20,7 +28,7 @@ from adapters.slack.sender import PersonaIdentity, SlackSender, api_error
 from adapters.slack.settings import SlackSettings
 from adapters.slack.throttle import EditThrottle
 from adapters.slack.votes import HumanVotes
-from core.events import DebateCompleted, Event, HumanVoteOpened, VotingStarted
+from core.events import DebateCompleted, Event, HumanVoteOpened, TurnDelta, VotingStarted
 from core.ports import Store
 from core.session import DebateHandle
 
@@ -40,6 +48,21 @@ FATAL_ERRORS = frozenset(
     }
 )
 NETWORK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
+DELIVERED = "delivered"  # binding key: the seq of the last event the thread was fully shown
+
+
+@dataclass(frozen=True)
+class _Queued:
+    event: Event
+    live: bool = True  # False: a stored event the thread never got, caught up after a restart
+
+
+@dataclass(frozen=True)
+class _Resumed:
+    """Refresh the opening card once the thread has caught up after a restart."""
+
+
+_Item = _Queued | _Resumed | None  # None: the debate ended unannounced
 
 
 class SlackSink:
@@ -53,6 +76,7 @@ class SlackSink:
         identity: PersonaIdentity,
         store: Store,
         bot_user_id: str | None,
+        debate_id: str | None = None,
     ) -> None:
         self.channel = channel
         self.thread_ts = thread_ts
@@ -69,7 +93,8 @@ class SlackSink:
         )
         self._throttle = EditThrottle(settings.edit_interval, asyncio.get_running_loop().time)
         self._votes = HumanVotes(bot_user_id=bot_user_id)
-        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the debate ended unannounced
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._debate_id = debate_id
         self._handle: DebateHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
@@ -77,14 +102,33 @@ class SlackSink:
 
     @property
     def debate_id(self) -> str | None:
-        return self._handle.debate_id if self._handle is not None else None
+        return self._handle.debate_id if self._handle is not None else self._debate_id
 
     @property
     def finished(self) -> bool:
         return self._task is not None and self._task.done()
 
     async def emit(self, event: Event) -> None:
-        self._queue.put_nowait(event)
+        self._queue.put_nowait(_Queued(event))
+
+    def restore(self, events: Sequence[Event], values: Mapping[str, str]) -> None:
+        """Pick up a thread after a restart (call before any new event arrives).
+
+        `events` is the debate's stored log and `values` its stored binding values. Events up to the
+        last one the thread was fully shown rebuild the view and the open vote cards without sending
+        anything; the later ones are queued to be delivered first.
+        """
+        self._sender.restore(values)
+        shown = int(values.get(DELIVERED) or 0)
+        for event in events:
+            if event.seq > shown:
+                self._queue.put_nowait(_Queued(event, live=False))
+                continue
+            for op in self._view.render(event):
+                self._sender.assume(op)
+            if isinstance(event, VotingStarted):
+                self._card_posted(event)
+        self._queue.put_nowait(_Resumed())
 
     async def stop(self, reason: str) -> None:
         """Ask the debate to end; it closes with its closing card."""
@@ -95,9 +139,17 @@ class SlackSink:
         """Start delivering once the debate has a handle (events queued before are kept)."""
         self._handle = handle
         self._votes.attach(handle)
-        self._task = asyncio.create_task(self._run(), name=f"slack-sink-{handle.debate_id}")
-        self._task.add_done_callback(lambda task: self._finished(task, on_finished))
+        self._start(on_finished)
         self._watch = asyncio.create_task(self._watch_end(handle), name=f"slack-sink-end-{handle.debate_id}")
+
+    def close_out(self, on_finished: Callable[[SlackSink], None]) -> None:
+        """A debate that will not run again (it was closed on resume): deliver what is queued, then end."""
+        self._start(on_finished)
+        self._queue.put_nowait(None)
+
+    def _start(self, on_finished: Callable[[SlackSink], None]) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"slack-sink-{self.debate_id}")
+        self._task.add_done_callback(lambda task: self._finished(task, on_finished))
 
     def shows_vote(self, ts: str) -> bool:
         return self._votes.vote_on(ts) is not None
@@ -135,32 +187,43 @@ class SlackSink:
         while True:
             delay = self._throttle.delay()
             try:
-                event = await asyncio.wait_for(self._queue.get(), delay)
+                item = await asyncio.wait_for(self._queue.get(), delay)
             except TimeoutError:
                 due = self._throttle.take_due()
                 if due is not None:
                     await self._send(due)
                 continue
-            if event is None:
+            if item is None:
                 break
+            if isinstance(item, _Resumed):
+                await self._apply(self._view.resumed())
+                continue
+            event = item.event
             try:
-                await self._deliver(event)
+                await self._deliver(event, live=item.live)
             except Exception:
                 log.exception("debate %s: could not show %s #%d", self.debate_id, event.kind, event.seq)
+            if not isinstance(event, TurnDelta):
+                await self._shown(event.seq)
             if isinstance(event, DebateCompleted):
                 break
         for waiting in self._throttle.take_all():
             await self._send(waiting)
 
-    async def _deliver(self, event: Event) -> None:
+    async def _deliver(self, event: Event, *, live: bool) -> None:
         for op in self._view.render(event):
             await self._apply(op)
         if isinstance(event, VotingStarted):
-            ts = self._sender.ts_of.get(vote_key(event.vote_id))
-            if ts is not None:
-                self._votes.card_posted(event.vote_id, ts, option_reactions(event.options))
-        elif isinstance(event, HumanVoteOpened):
-            await self._count_reactions_on_card(event.vote_id)
+            self._card_posted(event)
+        elif isinstance(event, HumanVoteOpened) and live:
+            # A window in a caught-up event is not counted: if it is still open after a restart the
+            # debate opens it again (a new event), and that one counts what is on the card.
+            await self._count_reactions_on_card(event.vote_id, [o.key for o in event.options])
+
+    def _card_posted(self, event: VotingStarted) -> None:
+        ts = self._sender.ts_of.get(vote_key(event.vote_id))
+        if ts is not None:
+            self._votes.card_posted(event.vote_id, ts, option_reactions(event.options))
 
     async def _apply(self, op: Op) -> None:
         if isinstance(op, Update) and op.interim:
@@ -188,7 +251,7 @@ class SlackSink:
         self._gave_up = True
         await self.stop(f"Rostra can no longer post in this channel ({error})")
 
-    async def _count_reactions_on_card(self, vote_id: str) -> None:
+    async def _count_reactions_on_card(self, vote_id: str, options: list[str]) -> None:
         ts = self._sender.ts_of.get(vote_key(vote_id))
         if ts is None:
             return
@@ -198,19 +261,25 @@ class SlackSink:
             log.warning(
                 "debate %s: could not read the reactions on vote %s: %r", self.debate_id, vote_id, exc
             )
+            await self._votes.window_opened(vote_id, options, None)
             return
         on_card: dict[str, list[str]] = {}
         message: Any = response.get("message") or {}
         for reaction in message.get("reactions") or []:
             for user in reaction.get("users") or []:
                 on_card.setdefault(str(user), []).append(str(reaction.get("name")))
-        await self._votes.window_opened(vote_id, on_card)
+        await self._votes.window_opened(vote_id, options, on_card)
 
-    async def _remember(self, key: str, ts: str) -> None:
-        """Keep each message's timestamp with the debate (a resumed debate needs them)."""
+    async def _remember(self, key: str, value: str) -> None:
+        """Keep a delivery detail with the debate (a message's timestamp, a file sent): a resumed
+        debate needs them."""
         if self.debate_id is None:
             return
         try:
-            await self._store.set_binding_value(self.debate_id, f"ts:{key}", ts)
+            await self._store.set_binding_value(self.debate_id, key, value)
         except Exception:
-            log.exception("debate %s: could not store the timestamp of %s", self.debate_id, key)
+            log.exception("debate %s: could not store %s", self.debate_id, key)
+
+    async def _shown(self, seq: int) -> None:
+        """The thread has been shown every event up to `seq` (what a restart need not send again)."""
+        await self._remember(DELIVERED, str(seq))

@@ -48,18 +48,32 @@ class HumanVotes:
             if changed and before != after and self._open(vote_id):
                 await self._apply(vote_id, user, after)
 
-    async def window_opened(self, vote_id: str, on_card: Mapping[str, Iterable[str]]) -> None:
-        """Count what people have on the card now (the bot's own reactions excluded)."""
+    async def window_opened(
+        self, vote_id: str, options: Iterable[str], on_card: Mapping[str, Iterable[str]] | None
+    ) -> None:
+        """People may now vote for `options`: count what they have on the card now (the bot's own
+        reactions excluded), and take back a recorded vote whose reaction is no longer there.
+        Without `on_card` (Slack could not say), the reactions seen so far count."""
         ledger = self._ledgers.get(vote_id)
         if ledger is None:
             return
-        people = {user: list(names) for user, names in on_card.items() if user != self._bot_user_id}
         async with self._lock:
-            ledger.reconcile(people)
-            for user, choice in ledger.choices().items():
+            ledger.open_only(options)
+            if on_card is not None:
+                ledger.reconcile({u: list(n) for u, n in on_card.items() if u != self._bot_user_id})
+            choices = ledger.choices()
+            for user in self._recorded(vote_id) if on_card is not None else []:
+                if user not in choices and self._open(vote_id):
+                    await self._apply(vote_id, user, None)
+            for user, choice in choices.items():
                 if not self._open(vote_id):
                     return
                 await self._apply(vote_id, user, choice)
+
+    def _recorded(self, vote_id: str) -> list[str]:
+        """Who has a vote on record (e.g. cast before a restart)."""
+        ballot = self._handle.state.ballots.get(vote_id) if self._handle is not None else None
+        return list(ballot.human_votes) if ballot is not None else []
 
     def _open(self, vote_id: str) -> bool:
         return self._handle is not None and self._handle.human_vote_open(vote_id)

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import socket
+import sqlite3
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,17 +22,20 @@ from bot.cli import UsageError
 from bot.config import Secrets
 from bot.slack_main import Mode, add_slack_commands, choose_mode, serve
 from core.clock import FakeClock
+from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     APP_TOKEN,
     BOT_TOKEN,
+    CHANNEL,
     SCRIPT,
     SIGNING_SECRET,
     envelope,
     mention_event,
+    reaction_event,
     sign,
 )
 from tests.adapters.slack.fake_slack import FakeSlack
-from tests.helpers import CONFIG_PATH, make_config, write_script
+from tests.helpers import CONFIG_PATH, REPO, make_config, write_script
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -143,3 +152,191 @@ async def test_a_token_slack_rejects_ends_with_one_line(
         capsys.readouterr().err.strip()
         == "rostra: Slack refused SLACK_BOT_TOKEN (invalid_auth); check the token."
     )
+
+
+async def test_serving_again_picks_the_debate_up_in_its_thread(tmp_path: Path, api: FakeSlack) -> None:
+    """`rostra slack` stopped mid-vote and started again on the same database: once it listens, the
+    debate goes on in the same thread and the votes from before the restart still count."""
+    script = {
+        **SCRIPT,
+        "observer": [
+            {"vote": "keep", "reason": "Fine."},
+            {"vote": "keep", "reason": "Fine."},
+            {"vote": "replace", "reason": "Vague."},
+        ],
+    }
+    config = make_config(
+        tmp_path,
+        model={"script": str(write_script(tmp_path, script)), "latency": 0},
+        slack={"api_url": api.base_url, "edit_interval": 0},
+        limits={"user_cooldown": 0, "max_rounds": 1},
+        formats={"arena": {"exchanges_per_round": 1}},
+    )
+    secrets = Secrets(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/slack/events"
+
+    async def send(event: dict[str, object]) -> None:
+        body = json.dumps(envelope(event))
+        async with aiohttp.ClientSession() as http:
+            for _ in range(200):
+                try:
+                    async with http.post(
+                        url, data=body, headers={**sign(body), "Content-Type": "application/json"}
+                    ) as r:
+                        assert r.status == 200
+                        return
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.02)
+        pytest.fail("the server never came up")
+
+    def tie_shown() -> int:
+        return sum(
+            "It's a tie" in json.dumps(c.args, ensure_ascii=False) for c in api.calls_to("chat.update")
+        )
+
+    stop = asyncio.Event()
+    mode = Mode(socket=False, host="127.0.0.1", port=port)
+    serving = asyncio.create_task(serve(config, secrets, mode, stop=stop, clock=HeldClock(hold=5)))
+    await send(mention_event("debate Should cities ban cars?"))
+    await api.wait_until(lambda: tie_shown() > 0)
+    (opening,) = api.top_level(CHANNEL)
+    card = api.calls_to("reactions.add")[0].args["timestamp"]
+    api.react(CHANNEL, card, "x", "UALICE")
+    await send(reaction_event(True, "UALICE", "x", card))
+    await api.wait_until(
+        lambda: any('"UALICE"' in json.dumps(c.args) for c in api.calls_to("chat.update")) or True
+    )
+    stop.set()
+    assert await serving == 0
+    tied_before = tie_shown()
+
+    stop = asyncio.Event()
+    clock = HeldClock(hold=5)
+    serving = asyncio.create_task(serve(config, secrets, mode, stop=stop, clock=clock))
+    try:
+        await api.wait_until(lambda: tie_shown() > tied_before)  # the window is open again
+        api.react(CHANNEL, card, "x", "UBOB")
+        await send(reaction_event(True, "UBOB", "x", card))
+        await api.wait_until(
+            lambda: "❌ Replace 2" in json.dumps(api.messages[(CHANNEL, card)], ensure_ascii=False)
+        )
+        await clock.release()
+        await api.wait_until(lambda: api.thread(CHANNEL, opening["ts"])[-1]["text"].startswith("The end"))
+    finally:
+        stop.set()
+        assert await serving == 0
+    assert [m["ts"] for m in api.top_level(CHANNEL)] == [opening["ts"]]
+    thread = api.thread(CHANNEL, opening["ts"])
+    assert [m["ts"] for m in thread if m["text"].startswith("Vote: ")] == [card]
+    assert "People: ✅ Keep 0 · ❌ Replace 2" in json.dumps(api.messages[(CHANNEL, card)], ensure_ascii=False)
+
+
+def rostra_slack(env: dict[str, str], log: Path, port: int) -> subprocess.Popen[str]:
+    with log.open("a", encoding="utf-8") as errors:
+        return subprocess.Popen(
+            [sys.executable, "-m", "bot", "slack", "--http", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=REPO,
+            env=env,
+            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+
+
+async def test_a_slack_bot_killed_mid_vote_resumes_with_every_vote(tmp_path: Path, api: FakeSlack) -> None:
+    """`rostra slack` SIGKILLed while people vote, then started again: the vote card reopens in the
+    same thread, and votes from before the kill, while it was down and after it all count."""
+    script = write_script(
+        tmp_path,
+        {
+            **SCRIPT,
+            "observer": [
+                {"vote": "keep", "reason": "Fine."},
+                {"vote": "keep", "reason": "Fine."},
+                {"vote": "replace", "reason": "Vague."},
+            ],
+        },
+    )
+    db = tmp_path / "rostra.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "SLACK_", "ANTHROPIC_"))}
+    env.update(
+        ROSTRA_CONFIG=str(CONFIG_PATH),
+        ROSTRA_STORAGE__URL=f"sqlite:///{db}",
+        ROSTRA_MODEL__DEFAULT="scripted",
+        ROSTRA_MODEL__SCRIPT=str(script),
+        ROSTRA_MODEL__LATENCY="0",
+        ROSTRA_LIMITS__MAX_ROUNDS="1",
+        ROSTRA_LIMITS__USER_COOLDOWN="0",
+        ROSTRA_FORMATS__ARENA__EXCHANGES_PER_ROUND="1",
+        ROSTRA_SLACK__API_URL=api.base_url,
+        ROSTRA_SLACK__EDIT_INTERVAL="0",
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+    )
+    port = free_port()
+    log = tmp_path / "stderr.log"
+    url = f"http://127.0.0.1:{port}/slack/events"
+
+    async def send(event: dict[str, object]) -> None:
+        body = json.dumps(envelope(event))
+        async with aiohttp.ClientSession() as http:
+            for _ in range(500):
+                try:
+                    async with http.post(
+                        url, data=body, headers={**sign(body), "Content-Type": "application/json"}
+                    ) as r:
+                        assert r.status == 200
+                        return
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.02)
+        pytest.fail(f"the bot never listened: {log.read_text(encoding='utf-8')}")
+
+    def card_says(text: str) -> bool:
+        return any(text in json.dumps(m, ensure_ascii=False) for m in api.messages.values())
+
+    def ties_shown() -> int:
+        return sum(
+            "It's a tie" in json.dumps(c.args, ensure_ascii=False) for c in api.calls_to("chat.update")
+        )
+
+    first = rostra_slack(env, log, port)
+    try:
+        await send(mention_event("debate Should cities ban cars? human_window=5"))
+        await api.wait_until(lambda: ties_shown() > 0, within=30)
+        (opening,) = api.top_level(CHANNEL)
+        card = api.calls_to("reactions.add")[0].args["timestamp"]
+        api.react(CHANNEL, card, "x", "UALICE")
+        await send(reaction_event(True, "UALICE", "x", card))
+        await api.wait_until(lambda: card_says("❌ Replace 1"), within=10)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        status = conn.execute("SELECT status FROM debates").fetchone()[0]
+    assert status == "running"  # a kill leaves no chance to say goodbye
+    api.react(CHANNEL, card, "x", "UCAROL")  # while Rostra is down
+    tied = ties_shown()
+
+    second = rostra_slack(env, log, port)
+    try:
+        await api.wait_until(lambda: ties_shown() > tied, within=30)  # the same card, open again
+        api.react(CHANNEL, card, "x", "UBOB")
+        await send(reaction_event(True, "UBOB", "x", card))
+        await api.wait_until(lambda: card_says("❌ Replace 3"), within=10)
+        thread = lambda: api.thread(CHANNEL, opening["ts"])  # noqa: E731
+        await api.wait_until(lambda: thread()[-1]["text"].startswith("The end"), within=40)
+    finally:
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(timeout=20) == 0, log.read_text(encoding="utf-8")
+
+    assert [m["ts"] for m in api.top_level(CHANNEL)] == [opening["ts"]]
+    assert [m["ts"] for m in thread() if m["text"].startswith("Vote: ")] == [card]
+    assert "People: ✅ Keep 0 · ❌ Replace 3" in json.dumps(api.messages[(CHANNEL, card)], ensure_ascii=False)
+    posted = [(m.get("username"), m["text"]) for m in api.posted]
+    assert len(posted) == len(set(posted))
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT status FROM debates").fetchone()[0] == "completed"
+        cast = [json.loads(p) for (p,) in conn.execute("SELECT payload FROM events WHERE kind = 'vote_cast'")]
+    humans = [vote["voter"]["id"] for vote in cast if vote["voter"]["human"]]
+    assert sorted(humans) == ["UALICE", "UBOB", "UCAROL"]

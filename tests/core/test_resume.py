@@ -277,3 +277,22 @@ async def test_a_front_end_that_cannot_reattach_now_leaves_the_debate_for_later(
     assert record is not None and record.status == "interrupted"  # untouched: it resumes next time
     [handle], [result] = await resume(config, RecordingSink())
     assert handle.debate_id == debate_id and result.reason == "max_rounds"
+
+
+async def test_a_debate_that_ended_just_before_a_crash_only_has_its_status_fixed(tmp_path: Path) -> None:
+    import sqlite3
+
+    config = config_for(tmp_path)
+    async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
+        handle = await rt.start_debate(DebateSpec("arena", TOPIC, {**OPTIONS, "rounds": 1}), RecordingSink())
+        await handle.wait()
+    db = sqlite3.connect(tmp_path / "rostra.db")  # as if the process died before the status was written
+    db.execute("UPDATE debates SET status = 'running'")
+    db.commit()
+    db.close()
+    sink = RecordingSink()
+    handles, _ = await resume(config, sink)
+    assert handles == [] and sink.events == []  # nothing runs again, nothing is said twice
+    events, record = await events_of(config, handle.debate_id)
+    assert record is not None and record.status == "completed"
+    assert sum(isinstance(e, DebateCompleted) for e in events) == 1

@@ -65,10 +65,15 @@ def envelope(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def mention_event(
-    text: str, *, user: str = ALICE, channel: str = CHANNEL, thread_ts: str | None = None
+    text: str,
+    *,
+    user: str = ALICE,
+    channel: str = CHANNEL,
+    thread_ts: str | None = None,
+    files: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     ts = f"{time.time():.6f}"
-    event = {
+    event: dict[str, Any] = {
         "type": "app_mention",
         "user": user,
         "text": f"<@{BOT_USER}> {text}",
@@ -79,6 +84,9 @@ def mention_event(
     }
     if thread_ts:
         event["thread_ts"] = thread_ts
+    if files:
+        event["files"] = files
+        event["upload"] = True
     return event
 
 
@@ -139,9 +147,15 @@ class Harness:
         assert response.status == 200, await response.text()
 
     async def mention(
-        self, text: str, *, user: str = ALICE, channel: str = CHANNEL, thread_ts: str | None = None
+        self,
+        text: str,
+        *,
+        user: str = ALICE,
+        channel: str = CHANNEL,
+        thread_ts: str | None = None,
+        files: list[dict[str, Any]] | None = None,
     ) -> None:
-        await self.event(mention_event(text, user=user, channel=channel, thread_ts=thread_ts))
+        await self.event(mention_event(text, user=user, channel=channel, thread_ts=thread_ts, files=files))
 
     async def slash(self, text: str, *, user: str = ALICE, channel: str = CHANNEL) -> SlashReply:
         fields = slash_fields(
@@ -216,13 +230,19 @@ async def open_harness(
     slack: dict[str, Any] | None = None,
     limits: dict[str, Any] | None = None,
     arena: dict[str, Any] | None = None,
+    formats: dict[str, dict[str, Any]] | None = None,
+    latency: float = 0,
+    resume: bool = True,
 ) -> AsyncIterator[Harness]:
+    """The app on a fresh Runtime. Opened again on the same `tmp_path`, it is the bot restarted on
+    the same database (against the same Slack)."""
     config = make_config(
         tmp_path,
-        model={"script": str(write_script(tmp_path, script or SCRIPT)), "latency": 0},
+        resume=resume,
+        model={"script": str(write_script(tmp_path, script or SCRIPT)), "latency": latency},
         slack={"api_url": api.base_url, "edit_interval": 0, **(slack or {})},
         limits={"user_cooldown": 0, "max_rounds": 1, **(limits or {})},
-        formats={"arena": {"exchanges_per_round": 1, **(arena or {})}},
+        formats={"arena": {"exchanges_per_round": 1, **(arena or {})}, **(formats or {})},
     )
     secrets = Secrets(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET)
     clock = clock or FakeClock()

@@ -26,7 +26,7 @@ BOT_USER = "UBOT"
 BOT_ID = "BBOT"
 DROP = 0  # fail_next(status=DROP): close the connection without answering
 SCOPES = (
-    "app_mentions:read,chat:write,chat:write.customize,commands,files:write,reactions:read,"
+    "app_mentions:read,chat:write,chat:write.customize,commands,files:read,files:write,reactions:read,"
     "reactions:write,usergroups:read"
 )
 
@@ -37,6 +37,16 @@ class Call:
     args: dict[str, Any]
     token: str | None
     at: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Hold:
+    """A call that gets no answer until released (Slack slow, or the bot killed while waiting)."""
+
+    when: Callable[[dict[str, Any]], bool]
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+    held: bool = False
+    abandoned: bool = False
 
 
 @dataclass
@@ -52,16 +62,20 @@ class FakeSlack:
         self.calls: list[Call] = []
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) → message
         self.order: list[tuple[str, str]] = []  # messages in posting order
+        self.posted: list[dict[str, Any]] = []  # each message as it was first posted (not edits)
         self.deleted: list[tuple[str, str]] = []
         self.ephemerals: list[dict[str, Any]] = []
         self.responses: list[dict[str, Any]] = []  # posts to slash commands' response_url
         self.reactions: dict[tuple[str, str], dict[str, list[str]]] = {}  # (channel, ts) → name → users
         self.usergroups: dict[str, list[str]] = {}
-        self.files: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, dict[str, Any]] = {}  # uploaded by the app
+        self.shared: dict[str, tuple[dict[str, Any], bytes]] = {}  # shared by people: file → (info, bytes)
+        self.downloads: list[Call] = []  # GETs of shared files' URLs
         self.scopes = SCOPES
         self.refuse_custom_names = False
         self.refuse_files = False
         self._faults: dict[str, list[Fault]] = {}
+        self._holds: dict[str, list[Hold]] = {}
         self._counter = itertools.count(1)
         self._changed = asyncio.Event()
         self.ws: web.WebSocketResponse | None = None
@@ -73,6 +87,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_get("/files-pri/{file_id}/download/{name}", self._download)
         app.router.add_post("/respond/{name}", self._respond)
         app.router.add_get("/link", self._socket)
         self._app = app
@@ -90,6 +105,10 @@ class FakeSlack:
         self.ws_url = f"ws://127.0.0.1:{port}/link"
 
     async def stop(self) -> None:
+        for holds in self._holds.values():
+            for hold in holds:  # a held call never reaches the workspace
+                hold.abandoned = True
+                hold.gate.set()
         if self.ws is not None:
             await self.ws.close()
         if self._runner is not None:
@@ -110,6 +129,12 @@ class FakeSlack:
         self._faults.setdefault(method, []).append(
             Fault(status, headers, {"ok": False, "error": error}, when)
         )
+
+    def hold_next(self, method: str, *, when: Callable[[dict[str, Any]], bool] = lambda args: True) -> Hold:
+        """The next matching call waits without an answer until `hold.gate` is set (or never)."""
+        hold = Hold(when)
+        self._holds.setdefault(method, []).append(hold)
+        return hold
 
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
@@ -147,6 +172,53 @@ class FakeSlack:
         elif not added and user in users:
             users.remove(user)
 
+    def share_file(
+        self,
+        name: str,
+        content: bytes | str,
+        *,
+        mimetype: str = "text/plain",
+        filetype: str = "text",
+        size: int | None = None,
+        check_file_info: bool = False,
+    ) -> dict[str, Any]:
+        """A file a person attaches to a message; returns the `files` item Slack puts on the event."""
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        file_id = f"F{next(self._counter):06d}"
+        info: dict[str, Any] = {
+            "id": file_id,
+            "created": int(time.time()),
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": filetype,
+            "user": "UALICE",
+            "size": len(data) if size is None else size,
+            "mode": "hosted",
+            "is_external": False,
+            "url_private": f"{self.root}/files-pri/{file_id}/{name}",
+            "url_private_download": f"{self.root}/files-pri/{file_id}/download/{name}",
+            "file_access": "visible",
+        }
+        self.shared[file_id] = (info, data)
+        if check_file_info:  # what Slack sends when the app must ask files.info
+            return {"id": file_id, "mode": "file_access", "file_access": "check_file_info"}
+        return dict(info)
+
+    async def _download(self, request: web.Request) -> web.Response:
+        auth = request.headers.get("Authorization", "")
+        self.downloads.append(
+            Call("download", {"url": str(request.url)}, auth.removeprefix("Bearer ") or None)
+        )
+        self.changed()
+        shared = self.shared.get(request.match_info["file_id"])
+        if shared is None:
+            return web.Response(status=404)
+        if not auth.startswith("Bearer xoxb-") or "files:read" not in self.scopes.split(","):
+            # Slack answers a request it will not serve with its sign-in page, not an error status.
+            return web.Response(text="<!DOCTYPE html><html>Sign in to Slack</html>", content_type="text/html")
+        return web.Response(body=shared[1], content_type="application/octet-stream")
+
     # --- the Web API ----------------------------------------------------------------------------
 
     async def _api(self, request: web.Request) -> web.Response:
@@ -161,6 +233,14 @@ class FakeSlack:
         token = auth.removeprefix("Bearer ") if auth else args.pop("token", None)
         self.calls.append(Call(method, args, token))
         self.changed()
+        for hold in self._holds.get(method, []):
+            if not hold.held and hold.when(args):
+                hold.held = True
+                self.changed()
+                await hold.gate.wait()
+                if hold.abandoned:
+                    return web.json_response({"ok": False, "error": "fatal_error"}, status=500)
+                break
         faults = self._faults.get(method, [])
         for fault in faults:
             if fault.when(args):
@@ -213,6 +293,7 @@ class FakeSlack:
                 message[key] = a[key]
         self.messages[(a["channel"], ts)] = message
         self.order.append((a["channel"], ts))
+        self.posted.append(dict(message))
         return {"ok": True, "channel": a["channel"], "ts": ts, "message": message}
 
     def _chat_update(self, a: dict[str, Any]) -> dict[str, Any]:
@@ -265,6 +346,12 @@ class FakeSlack:
         if group not in self.usergroups:
             return {"ok": False, "error": "no_such_subteam"}
         return {"ok": True, "users": self.usergroups[group]}
+
+    def _files_info(self, a: dict[str, Any]) -> dict[str, Any]:
+        shared = self.shared.get(a.get("file", ""))
+        if shared is None:
+            return {"ok": False, "error": "file_not_found"}
+        return {"ok": True, "file": dict(shared[0])}
 
     def _files_getUploadURLExternal(self, a: dict[str, Any]) -> dict[str, Any]:
         if self.refuse_files:

@@ -53,3 +53,18 @@ def test_reconcile_takes_the_card_and_keeps_known_order() -> None:
     ledger.added("U9", "x")  # U9 removed it while we weren't listening
     ledger.reconcile({"U1": ["white_check_mark", "x"], "U2": ["x", "fire"], "U3": ["fire"]})
     assert ledger.choices() == {"U1": "keep", "U2": "replace"}
+
+
+def test_during_a_tie_among_some_options_only_those_reactions_count() -> None:
+    one, two, three = (VoteOption(key=f"p{i}", label=f"P{i}", emoji=e) for i, e in enumerate("123", 1))
+    ledger = ReactionLedger(option_reactions([one, two, three]))
+    assert option_reactions([one, two, three]) == {"p1": "one", "p2": "two", "p3": "three"}
+    ledger.added("U1", "one")
+    ledger.added("U1", "two")  # U1's newest reaction is for a proposal outside the tie
+    ledger.added("U2", "two")
+    ledger.open_only(["p1", "p3"])
+    assert ledger.choices() == {"U1": "p1"}
+    ledger.added("U2", "three")
+    assert ledger.choices() == {"U1": "p1", "U2": "p3"}
+    ledger.open_only(None)
+    assert ledger.choices() == {"U1": "p2", "U2": "p3"}

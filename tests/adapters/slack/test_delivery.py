@@ -5,25 +5,17 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
 
 import pytest
-from pydantic import BaseModel, ConfigDict
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
 )
 
-import core.formats
-from core.events import Artifact, DebateCompleted, DebateStarted, Verdict
-from core.formats.base import DebateFormat, Outcome
-from core.models import CastMember
-from core.settings import CoreSettings
-from core.spec import parse_options
+from core.events import DebateCompleted, DebateStarted
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import ALICE, CHANNEL, SCRIPT, Harness, blocks_text, open_harness
+from tests.adapters.slack.conftest import SCRIPT, Harness, open_harness
 from tests.adapters.slack.fake_slack import DROP, FakeSlack
 
 
@@ -104,77 +96,21 @@ async def test_refused_persona_names_fall_back_to_bold_names_said_once(
         assert thread[2]["text"].startswith("*🪨 Vera Stone*\n")
 
 
-class FilerOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    rounds: int | None = None
-
-
-class Filer(DebateFormat):
-    """A stand-in for the coming panel format: it files its answers as a Markdown artifact."""
-
-    name: ClassVar[str] = "filer"
-    description: ClassVar[str] = "Answers a question in a Markdown file."
-    Options: ClassVar[type[BaseModel]] = FilerOptions
-
-    @classmethod
-    def parse_options(cls, settings: CoreSettings, given: dict[str, Any]) -> BaseModel:
-        return parse_options(FilerOptions, {}, given)
-
-    @classmethod
-    def roles(cls) -> list[str]:
-        return []
-
-    async def run(self) -> Outcome:
-        sol = self.ctx.personas["sol"].ref()
-        await self.ctx.emit(
-            DebateStarted(
-                format=self.name, topic=self.ctx.topic, cast=(CastMember(persona=sol, role="judge"),)
-            )
-        )
-        await self.ctx.emit(
-            Artifact(name="answers.md", media_type="text/markdown", content="# Answers\n\nYes, <!channel>.\n")
-        )
-        await self.ctx.emit(
-            Verdict(title="Ruling", winner=None, winner_label="Filed", reasoning="All done.", by=sol)
-        )
-        return Outcome("completed", summary="The answers are filed.")
-
-
-@pytest.fixture
-def filer_format() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(core.formats.FORMATS, Filer.name, Filer)
-        yield
-
-
-@pytest.mark.usefixtures("filer_format")
-async def test_an_artifact_is_attached_to_the_thread(tmp_path: Path, api: FakeSlack) -> None:
-    async with open_harness(tmp_path, api) as slack:
-        await slack.mention("help")
-        assert "`filer`: Answers a question in a Markdown file." in await slack.told(ALICE)
-        await slack.mention("debate What did we decide? format=filer")
-        await slack.wait_running()
-        await slack.settle()
-        (upload,) = api.files.values()
-        opening = slack.opening()
-        assert upload["filename"] == "answers.md"
-        assert upload["content"] == "# Answers\n\nYes, <!channel>.\n"
-        assert (upload["channel"], upload["thread_ts"], upload["shared"]) == (CHANNEL, opening["ts"], True)
-        assert any("Ruling" in blocks_text(m) and "Filed" in blocks_text(m) for m in slack.thread())
-        assert "The answers are filed." in blocks_text(slack.thread()[-1])
-
-
-@pytest.mark.usefixtures("filer_format")
 async def test_without_files_write_the_artifact_is_posted_as_text(tmp_path: Path, api: FakeSlack) -> None:
     api.refuse_files = True
-    async with open_harness(tmp_path, api) as slack:
-        await slack.mention("debate What did we decide? format=filer")
-        await slack.wait_running()
+    script = {"panellist": ["Yes, <!channel>: close the centre."], "synthesiser": ["Close it."]}
+    doc = api.share_file("streets.md", "Cities that removed parking saw more people walking.\n")
+    async with open_harness(tmp_path, api, script=script, formats={"panel": {"rounds": 0}}) as slack:
+        await slack.mention("debate What did we decide? format=panel", files=[doc])
+        handle = await slack.wait_running()
         await slack.settle()
         texts = [m["text"] for m in slack.thread()]
-        lead = texts.index("📎 *answers.md* (it could not be attached as a file: missing_scope)")
-        assert texts[lead + 1] == "*Answers*\n\nYes, &lt;!channel&gt;."
+        name = f"panel-{handle.debate_id}.md"
+        lead = texts.index(f"📎 *{name}* (it could not be attached as a file: missing_scope)")
+        assert texts[lead + 1].startswith("*Panel: What did we decide?*\n")
+        assert "Yes, &lt;!channel&gt;: close the centre." in texts[lead + 1]
+        assert "<!channel>" not in "".join(texts)
+        assert api.files == {}
 
 
 async def test_a_channel_that_refuses_posts_stops_the_debate(slack: Harness) -> None:

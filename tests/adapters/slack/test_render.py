@@ -18,6 +18,7 @@ from core.events import (
     TurnCompleted,
     TurnDelta,
     TurnStarted,
+    Verdict,
     VoteCast,
     VotingClosed,
     VotingStarted,
@@ -80,7 +81,7 @@ def test_opening_card_shows_topic_escaped_cast_and_how_to_vote() -> None:
     assert "<!channel>" not in text
     assert "Ada Quill* — for the motion" in text
     assert "Vera Stone* — against the motion" in text
-    assert "tie on a vote card in the thread, you decide" in text
+    assert "If they tie, *you decide*: react on the vote card with ✅ Keep or ❌ Replace" in text
     assert "5:00 of debate" in text
     assert "a vote every 3 exchanges" in text
 
@@ -279,3 +280,100 @@ def test_an_audience_vote_without_ai_voters_asks_for_your_vote() -> None:
     (opened,) = view.render(HumanVoteOpened(vote_id="a1", options=(KEEP, REPLACE), window=60, reason="vote"))
     assert "*Your vote* (60 s): react with ✅ Keep or ❌ Replace." in shown(opened)
     assert "one more vote" not in shown(opened)
+
+
+def opening_text(fmt: str, cast: tuple[CastMember, ...] = (), **settings: Any) -> str:
+    view = SlackView(streaming=True, limit=3000)
+    (op,) = view.render(DebateStarted(seq=1, format=fmt, topic="Cars?", cast=cast, settings=settings))
+    return shown(op)
+
+
+def test_each_format_says_how_people_take_part() -> None:
+    arena = opening_text("arena", (CastMember(persona=ADA, role="proposition"),), humans="vote")
+    assert "and *you vote too*: react on the vote card with ✅ Keep or ❌ Replace" in arena
+    arena_off = opening_text("arena", (CastMember(persona=ADA, role="proposition"),), humans="off")
+    assert "only they decide, people watch" in arena_off
+    assert "react" not in arena_off
+
+    judge = (CastMember(persona=SOL, role="judge"),)
+    oxford = opening_text("oxford", judge, humans="vote", human_window=60, rounds=3)
+    assert "react on each audience card with 👍 For, 👎 Against or 🤷 Undecided within 60 s" in oxford
+    assert "before the debate and again after the verdict" in oxford
+    assert "no audience vote this time; the judge rules" in opening_text("oxford", judge, humans="off")
+
+    members = (CastMember(persona=ADA, role="council"), CastMember(persona=BASIL, role="council"))
+    council = opening_text("council", members, humans="tiebreak", strategy="weighted", weights={"ada": 1.5})
+    assert "react with a tied proposal's number (1️⃣, 2️⃣, 3️⃣, …)" in council
+    assert "votes weighted by expertise" in council
+    assert "Ada Quill* — proposes, revises and votes (expertise weight 1.5)" in council
+    council_off = opening_text("council", members, humans="off", strategy="majority")
+    assert "a tie goes to the earliest proposal" in council_off
+    assert "react" not in council_off
+
+    panellists = (
+        CastMember(persona=BASIL, role="panellist"),
+        CastMember(persona=SOL, role="synthesiser"),
+    )
+    documents = [{"name": "<b>.md", "chars": 1200, "panellist": "basil"}]
+    panel = opening_text("panel", panellists, rounds=1, documents=documents, questions=["Cars?"])
+    assert "*Nothing to vote on:*" in panel
+    assert "Sol Amari writes the final answer" in panel
+    assert "Basil Thorne* — answers from &lt;b&gt;.md, 1,200 characters" in panel
+    assert "react" not in panel
+
+
+def council_vote() -> tuple[SlackView, tuple[VoteOption, ...]]:
+    options = tuple(
+        VoteOption(key=f"p{i}", label=f"{p.name}'s proposal", emoji=e)
+        for i, (p, e) in enumerate([(ADA, "1️⃣"), (BASIL, "2️⃣"), (VERA, "3️⃣")], start=1)
+    )
+    view = SlackView(streaming=True, limit=3000)
+    view.render(
+        VotingStarted(
+            vote_id="v1", title="Which one?", options=options, voters=(ADA, BASIL), humans="tiebreak"
+        )
+    )
+    return view, options
+
+
+def test_a_tie_among_some_options_names_only_those_in_labels() -> None:
+    view, options = council_vote()
+    (abstained,) = view.render(
+        VoteCast(vote_id="v1", voter=Voter.of(BASIL), choice="abstain", reason="Neither.", defaulted=False)
+    )
+    assert "🦉 *Basil Thorne* abstains — Neither." in shown(abstained)
+    (tie,) = view.render(HumanVoteOpened(vote_id="v1", options=options[:2], window=30, reason="tie"))
+    text = shown(tie)
+    assert (
+        "*It's a tie between 1️⃣ Ada Quill's proposal and 2️⃣ Basil Thorne's proposal: people decide!*"
+        " React with one of them within 30 s; reactions for other options don't count." in text
+    )
+    assert "People so far: 1️⃣ Ada Quill's proposal 0 · 2️⃣ Basil Thorne's proposal 0" in text
+    assert "Vera" not in text.split("People so far")[1]
+    (closed,) = view.render(
+        VotingClosed(
+            vote_id="v1",
+            tally={"p1": 1, "p2": 1, "p3": 0},
+            human_tally={"p1": 0, "p2": 2},
+            decision="p2",
+            decision_label="Basil Thorne's proposal wins",
+            tie_broken_by="humans",
+        )
+    )
+    text = shown(closed)
+    assert "People: 1️⃣ Ada Quill's proposal 0 · 2️⃣ Basil Thorne's proposal 2" in text
+    assert "AI: 1️⃣ Ada Quill's proposal 1 · 2️⃣ Basil Thorne's proposal 1 · 3️⃣ Vera Stone's proposal 0" in text
+    (verdict,) = view.render(
+        Verdict(
+            seq=20,
+            title="Council decision",
+            winner="p2",
+            winner_label="Basil Thorne's proposal",
+            reasoning="Do it <now>.",
+            tally={"p1": 1, "p2": 1},
+        )
+    )
+    text = shown(verdict)
+    assert "1️⃣ Ada Quill's proposal 1 · 2️⃣ Basil Thorne's proposal 1" in text
+    assert "Do it &lt;now&gt;." in text
+    assert "p1" not in text
