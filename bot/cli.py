@@ -267,11 +267,18 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
                 record, sink, reason="failed", message=f"This debate could not be resumed: {exc}."
             )
             return 1
-        sink.attach(handle)
-        try:
-            result = await _watch(handle, console)
-        finally:
-            await sink.aclose()
+        return await _follow(handle, sink, console)
+
+
+async def _follow(handle: Any, sink: Any, console: Any) -> int:
+    """Show a debate to its end in the terminal; the exit code (1 if it failed)."""
+    from rich.text import Text
+
+    sink.attach(handle)
+    try:
+        result = await _watch(handle, console)
+    finally:
+        await sink.aclose()
     console.print(
         Text(f"\nSaved as debate {result.debate_id}: rostra transcript {result.debate_id}", style="dim")
     )
@@ -331,22 +338,13 @@ def _demo_options(args: argparse.Namespace, interactive: bool, document_limit: i
 
 
 async def _run_demo(runtime: Any, spec: Any, console: Any, interactive: bool, seed: int | None) -> int:
-    from rich.text import Text
 
     from adapters.console import ConsoleSink
 
     sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
     async with runtime as rt:
         handle = await rt.start_debate(spec, sink, seed=seed)
-        sink.attach(handle)
-        try:
-            result = await _watch(handle, console)
-        finally:
-            await sink.aclose()
-    console.print(
-        Text(f"\nSaved as debate {result.debate_id}: rostra transcript {result.debate_id}", style="dim")
-    )
-    return 1 if result.reason == "failed" else 0
+        return await _follow(handle, sink, console)
 
 
 # --- store commands --------------------------------------------------------------------------------

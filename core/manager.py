@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from core.clock import Clock
 from core.errors import AdmissionError, DebateError, SpecError
-from core.events import CompletionReason, DebateCompleted, Notice
+from core.events import CompletionReason, DebateCompleted, Event, Notice
 from core.formats import FORMATS, DebateFormat, Outcome
 from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
@@ -129,6 +129,28 @@ class DebateManager:
         session.on_done(lambda: self._forget(session.debate_id))
         return DebateHandle(session)
 
+    def _stored_session(
+        self,
+        record: DebateRecord,
+        format_cls: type[DebateFormat] | None,
+        options: BaseModel | None,
+        sink: EventSink,
+        events: list[Event],
+        recorded_calls: dict[tuple[str, int], str] | None = None,
+    ) -> DebateSession:
+        """A session for a stored debate, replaying its log."""
+        return self._session(
+            debate_id=record.id,
+            spec=DebateSpec(record.format, record.topic, dict(record.spec.get("options", {}))),
+            binding=record.binding,
+            format_cls=format_cls,
+            options=options,
+            sink=sink,
+            seed=int(record.spec.get("seed", 0)),
+            replay=Replay(events),
+            recorded_calls=recorded_calls,
+        )
+
     async def resume(self, record: DebateRecord, sink: EventSink) -> DebateHandle:
         """Continue a stored debate from its event log (see core.replay).
 
@@ -147,16 +169,8 @@ class DebateManager:
         if events and isinstance(events[-1], DebateCompleted):  # it ended; only its status was lost
             await self.store.set_status(record.id, STATUS_OF_REASON[events[-1].reason], events[-1].detail)
             raise AlreadyEnded(f"debate {record.id} had already ended")
-        session = self._session(
-            debate_id=record.id,
-            spec=DebateSpec(record.format, record.topic, dict(record.spec.get("options", {}))),
-            binding=record.binding,
-            format_cls=format_cls,
-            options=options,
-            sink=sink,
-            seed=int(record.spec.get("seed", 0)),
-            replay=Replay(events),
-            recorded_calls=await self.store.calls(record.id),
+        session = self._stored_session(
+            record, format_cls, options, sink, events, recorded_calls=await self.store.calls(record.id)
         )
         await self.store.set_status(record.id, "running", "resumed after a restart")
         log.info("debate %s resumed from %d stored events", record.id, len(events))
@@ -173,16 +187,7 @@ class DebateManager:
                 options = format_cls.parse_options(self.settings, dict(record.spec.get("options", {})))
             except SpecError:
                 format_cls = None  # the debate will not run; it is only closed, with its figures
-        session = self._session(
-            debate_id=record.id,
-            spec=DebateSpec(record.format, record.topic, dict(record.spec.get("options", {}))),
-            binding=record.binding,
-            format_cls=format_cls,
-            options=options,
-            sink=sink,
-            seed=int(record.spec.get("seed", 0)),
-            replay=Replay(await self.store.events(record.id)),
-        )
+        session = self._stored_session(record, format_cls, options, sink, await self.store.events(record.id))
         level: Literal["warning", "error"] = "error" if reason == "failed" else "warning"
         await session.close_from_log(
             Outcome(reason, detail=message), Notice(level=level, code="not_resumed", message=message)
