@@ -17,6 +17,7 @@ seeded structured replies, generated from the requested JSON schema.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -260,11 +261,16 @@ def _chunks(text: str, words_per_chunk: int = 3) -> list[str]:
     ] or [""]
 
 
+@functools.lru_cache(maxsize=64)  # council builds a schema per debate: keep it bounded
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
 def _schema_of(response_format: Any) -> dict[str, Any] | None:
     if response_format is None:
         return None
     if isinstance(response_format, type) and issubclass(response_format, BaseModel):
-        return response_format.model_json_schema()
+        return _model_schema(response_format)
     if isinstance(response_format, dict):
         inner = response_format.get("json_schema", {}).get("schema")
         if isinstance(inner, dict):
