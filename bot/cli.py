@@ -7,14 +7,17 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from core.errors import StoreError
 from core.spec import EXAMPLE_TOPIC
 
 EXIT_USAGE = 2
+EXIT_STORE = 1
 DEMO_DURATION = 60
 DEMO_LATENCY = 0.25
 DEMO_HUMAN_WINDOW = 15
@@ -132,6 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"rostra: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except StoreError as exc:  # the database cannot be opened or used: one line, not a traceback
+        print(f"rostra: {exc}", file=sys.stderr)
+        return EXIT_STORE
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -237,7 +243,7 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
     from rich.text import Text
 
     from adapters.console import ConsoleSink
-    from core.manager import AlreadyEnded, CannotResume
+    from core.manager import AlreadyEnded, CannotResume, LeasedElsewhere, running_elsewhere
 
     async with runtime as rt:
         record = await rt.store.get_debate(debate_id)
@@ -253,11 +259,15 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
             raise UsageError(
                 f"Debate {debate_id} runs in {platform}; it resumes when `rostra {platform}` starts."
             )
+        if record.leased_by_other(rt.store.owner, time.time()):
+            raise UsageError(running_elsewhere(record))
         sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
         sink.show_history(await rt.store.events(debate_id))
         console.print(Rule(Text("resumed", style="bold yellow")))
         try:
             handle = await rt.manager.resume(record, sink)
+        except LeasedElsewhere as exc:
+            raise UsageError(str(exc)) from None
         except AlreadyEnded:
             raise UsageError(
                 f"Debate {debate_id} has already ended; `rostra transcript {debate_id}` shows it."
@@ -414,8 +424,7 @@ def _transcript(args: argparse.Namespace) -> int:
 
 
 async def _with_store(config: Any, action: Callable[[Any], Any]) -> Any:
-    from core.errors import StoreError
-    from core.storage.sqlite import open_store
+    from core.storage import open_store
 
     try:
         store = await open_store(config.storage.url)

@@ -25,6 +25,7 @@ from core.settings import (
     FormatsSettings,
     LimitsSettings,
     ModelSettings,
+    StorageSettings,
 )
 
 CONFIG_ENV = "ROSTRA_CONFIG"
@@ -34,12 +35,6 @@ DEFAULT_DB_URL = "sqlite:///~/.local/share/rostra/rostra.db"
 
 class ConfigError(Exception):
     """The configuration cannot be loaded; the message says where and why."""
-
-
-class StorageSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    url: str = DEFAULT_DB_URL
 
 
 class LoggingSettings(BaseModel):
@@ -117,6 +112,7 @@ class Config(BaseSettings):
             model=self.model,
             limits=self.limits,
             context=self.context,
+            storage=self.storage,
         )
 
 

@@ -126,6 +126,7 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with runtime as rt:
+        rt.enable_failover()
         bot = create_bot(rt)
         async with bot:
             closer = asyncio.create_task(_close_when(stop, bot), name="rostra-discord-stop")

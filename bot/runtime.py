@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -10,18 +13,30 @@ from typing import TYPE_CHECKING
 from bot.config import Config, Secrets, load_secrets
 from core.admission import Admission
 from core.clock import Clock, RealClock
-from core.events import Event
+from core.errors import StoreError
+from core.events import Event, Notice
 from core.llm.registry import ModelRegistry
 from core.llm.scripted import Script
-from core.manager import AlreadyEnded, CannotResume, DebateManager, PreparedDebate, prepare_debate
+from core.manager import (
+    AlreadyEnded,
+    CannotResume,
+    DebateManager,
+    LeasedElsewhere,
+    PreparedDebate,
+    prepare_debate,
+)
 from core.models import Persona
-from core.ports import Binding, DebateRecord, EventSink
+from core.ports import Binding, DebateRecord, EventSink, Store
 from core.session import DebateHandle
 from core.settings import CoreSettings
 from core.spec import DebateSpec
-from core.storage.sqlite import SQLiteStore, open_store
+from core.storage import open_store
 
 log = logging.getLogger(__name__)
+
+Attach = Callable[[DebateRecord, dict[str, str]], Awaitable[EventSink | None]]
+
+TAKEN_OVER = "The Rostra process running this debate stopped answering; another one takes it over from here."
 
 
 class _Nowhere:
@@ -55,12 +70,17 @@ class Runtime:
             tavily_api_key=tavily.get_secret_value() if tavily is not None else None,
             script=script,
         )
-        self._store: SQLiteStore | None = None
+        self._store: Store | None = None
         self._manager: DebateManager | None = None
         self._admission: Admission | None = None
+        self._attached: dict[str, Attach] = {}
+        self._resuming = asyncio.Lock()
+        self._adopter: asyncio.Task[None] | None = None
+        self._failover = False
 
     async def __aenter__(self) -> Runtime:
-        self._store = await open_store(self.config.storage.url)
+        """Open the store (StoreError, one clear line, when it cannot be used) and the manager."""
+        self._store = await open_store(self.config.storage.url, self.core.storage)
         self._manager = DebateManager(
             settings=self.core, store=self._store, models=self.models, clock=self.clock
         )
@@ -73,6 +93,11 @@ class Runtime:
         await self.aclose()
 
     async def aclose(self) -> None:
+        if self._adopter is not None:
+            self._adopter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._adopter
+            self._adopter = None
         if self._manager is not None:
             await self._manager.aclose()
         if self._store is not None:
@@ -80,7 +105,7 @@ class Runtime:
             self._store = None
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> Store:
         if self._store is None:
             raise RuntimeError("the runtime is not open: use `async with Runtime(config) as rt`")
         return self._store
@@ -108,60 +133,104 @@ class Runtime:
         """
         return prepare_debate(spec, self.core, self.models)
 
-    async def resume_debates(
-        self, platform: str, attach: Callable[[DebateRecord, dict[str, str]], Awaitable[EventSink | None]]
-    ) -> list[DebateHandle]:
-        """Pick up this platform's debates that a stop or a crash cut short.
+    async def resume_debates(self, platform: str, attach: Attach) -> list[DebateHandle]:
+        """Pick up this platform's debates that a stop, a crash or a dead process cut short.
 
         For each, `attach(record, binding_values)` gives a sink bound to where the debate was shown,
         or None when that place is gone (the debate is then closed with the reason stored); if it
         raises (the platform is briefly unreachable), the debate is left for the next start. With
         `resume: off` the debate is closed with a message instead; one that cannot be replayed
         here (its format or options changed) is closed saying why. The rest continue, live.
+
+        A debate whose lease a live process holds is left to it. From the first call on, the
+        runtime, once `enable_failover()` was called, keeps looking (every `storage.heartbeat_seconds`)
+        for this platform's debates whose owner stopped renewing its lease, and takes them over: the
+        failover between processes.
         """
+        self._attached[platform] = attach
+        self._start_adopting()
+        async with self._resuming:
+            return await self._resume(platform, attach)
+
+    def enable_failover(self) -> None:
+        """Take over debates whose owner died (the bot processes do; tests that need it may)."""
+        self._failover = True
+        self._start_adopting()
+
+    def _start_adopting(self) -> None:
+        if self._failover and self._attached and self._adopter is None and self._store is not None:
+            self._adopter = asyncio.create_task(self._adopt_forever(), name="rostra-adopt-debates")
+
+    async def _adopt_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.core.storage.heartbeat_seconds)
+            for platform, attach in list(self._attached.items()):
+                try:
+                    async with self._resuming:
+                        await self._resume(platform, attach)
+                except StoreError as exc:
+                    log.warning("could not look for %s debates to take over: %s", platform, exc)
+                except Exception:
+                    log.exception("could not look for %s debates to take over", platform)
+
+    async def _resume(self, platform: str, attach: Attach) -> list[DebateHandle]:
+        store = self.store
         found: list[DebateRecord] = []
         for status in ("running", "interrupted"):
-            found += [
-                r for r in await self.store.debates_with_status(status) if r.binding.platform == platform
-            ]
+            found += [r for r in await store.debates_with_status(status) if r.binding.platform == platform]
         handles: list[DebateHandle] = []
         for record in found:
             if self.manager.get(record.id) is not None:
                 continue
+            if record.leased_by_other(store.owner, time.time()):
+                log.info("debate %s runs in another process (%s); left to it", record.id, record.owner)
+                continue
             try:
-                sink = await attach(record, await self.store.binding_values(record.id))
+                sink = await attach(record, await store.binding_values(record.id))
             except Exception:
                 log.exception(
                     "debate %s: could not reattach its %s delivery; it stays resumable", record.id, platform
                 )
                 continue
-            if sink is None:
-                await self.manager.close_stored(
-                    record,
-                    _Nowhere(),
-                    reason="failed",
-                    message="Could not be resumed after a restart: the channel it ran in is gone.",
-                )
-            elif not self.config.resume:
+            try:
+                handle = await self._resume_one(record, sink)
+            except LeasedElsewhere as exc:
+                log.info("%s", exc)
+                continue
+            if handle is not None:
+                handles.append(handle)
+        return handles
+
+    async def _resume_one(self, record: DebateRecord, sink: EventSink | None) -> DebateHandle | None:
+        if sink is None:
+            await self.manager.close_stored(
+                record,
+                _Nowhere(),
+                reason="failed",
+                message="Could not be resumed after a restart: the channel it ran in is gone.",
+            )
+        elif not self.config.resume:
+            await self.manager.close_stored(
+                record,
+                sink,
+                reason="interrupted",
+                message="Rostra restarted and resuming is off here, so this debate ends now.",
+            )
+        else:
+            taken_over = record.owner not in ("", self.store.owner) and record.status == "running"
+            notice = Notice(level="warning", code="taken_over", message=TAKEN_OVER) if taken_over else None
+            try:
+                return await self.manager.resume(record, sink, notice=notice)
+            except AlreadyEnded:
+                return None
+            except CannotResume as exc:
                 await self.manager.close_stored(
                     record,
                     sink,
-                    reason="interrupted",
-                    message="Rostra restarted and resuming is off here, so this debate ends now.",
+                    reason="failed",
+                    message=f"This debate could not be resumed after a restart: {exc}.",
                 )
-            else:
-                try:
-                    handles.append(await self.manager.resume(record, sink))
-                except AlreadyEnded:
-                    continue
-                except CannotResume as exc:
-                    await self.manager.close_stored(
-                        record,
-                        sink,
-                        reason="failed",
-                        message=f"This debate could not be resumed after a restart: {exc}.",
-                    )
-        return handles
+        return None
 
     async def start_debate(
         self,

@@ -128,6 +128,7 @@ async def serve(
         stop = asyncio.Event()
         _on_signals(stop)
     async with Runtime(config, secrets=secrets, clock=clock) as rt:
+        rt.enable_failover()
         try:
             app = create_app(rt, socket_mode=mode.socket)
         except SlackConfigError as exc:

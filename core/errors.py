@@ -5,6 +5,9 @@ DebateError
  ├── ModelConfigError     a model string cannot be used (unknown provider, missing package or key)
  ├── ModelCallError       one model call failed (the engine retries or falls back)
  ├── StoreError           the event log refused a write
+ │    ├── StoreUnavailable    a transient fault (locked, busy, disk full, connection lost): retry
+ │    ├── StoreGaveUp         the store stayed unavailable past storage.outage_limit
+ │    └── LeaseLost           another process owns the debate now: this one may not write it
  ├── AdmissionError       a start was refused by policy (cooldown, one per channel, caps)
  └── BallotError          a human vote was refused
       ├── BallotClosedError   no human window is open for that vote
@@ -35,6 +38,18 @@ class ModelCallError(DebateError):
 
 class StoreError(DebateError):
     """The store refused a write."""
+
+
+class StoreUnavailable(StoreError):
+    """A transient store fault (locked, busy, disk full, connection lost): the write may be retried."""
+
+
+class StoreGaveUp(StoreError):
+    """The store stayed unavailable longer than the configured limit."""
+
+
+class LeaseLost(StoreError):
+    """This process does not own the debate (any more): its writes are refused."""
 
 
 class AdmissionError(DebateError):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import secrets
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -13,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from core.clock import Clock
-from core.errors import AdmissionError, DebateError, SpecError
+from core.errors import AdmissionError, DebateError, SpecError, StoreError
 from core.events import CompletionReason, DebateCompleted, Event, Notice
 from core.formats import FORMATS, DebateFormat, Outcome
 from core.llm.memo import CallMemo
@@ -42,6 +44,19 @@ class CannotResume(DebateError):
 
 class AlreadyEnded(CannotResume):
     """Its closing event is stored (only its status was lost, in a crash at that moment): fixed."""
+
+
+class LeasedElsewhere(DebateError):
+    """Another live Rostra process owns the debate (its lease); this one must not touch it."""
+
+
+def running_elsewhere(record: DebateRecord) -> str:
+    """One line for a person: where the debate runs and when it would be free."""
+    left = max(0.0, record.lease_until - time.time())
+    return (
+        f"Debate {record.id} is running in another Rostra process ({record.owner or 'unknown'});"
+        f" it can be taken over if that process stops renewing its lease ({left:.0f} s left)."
+    )
 
 
 def new_debate_id() -> str:
@@ -103,12 +118,10 @@ class DebateManager:
         seed: int,
         replay: Replay | None = None,
         recorded_calls: dict[tuple[str, int], str] | None = None,
+        resume_notice: Notice | None = None,
     ) -> DebateSession:
-        async def remember(key: str, n: int, payload: str) -> None:
-            await self.store.record_call(debate_id, key, n, payload)
-
-        memo = CallMemo(recorded_calls, record=remember)
-        return DebateSession(
+        memo = CallMemo(recorded_calls)
+        session = DebateSession(
             debate_id=debate_id,
             spec=spec,
             binding=binding,
@@ -121,7 +134,10 @@ class DebateManager:
             models=self.models.for_debate(seed=seed, topic=spec.topic, memo=memo),
             seed=seed,
             replay=replay,
+            resume_notice=resume_notice,
         )
+        memo.set_recorder(session.record_call)
+        return session
 
     def _run(self, session: DebateSession) -> DebateHandle:
         self._sessions[session.debate_id] = session
@@ -137,6 +153,7 @@ class DebateManager:
         sink: EventSink,
         events: list[Event],
         recorded_calls: dict[tuple[str, int], str] | None = None,
+        resume_notice: Notice | None = None,
     ) -> DebateSession:
         """A session for a stored debate, replaying its log."""
         return self._session(
@@ -149,15 +166,38 @@ class DebateManager:
             seed=int(record.spec.get("seed", 0)),
             replay=Replay(events),
             recorded_calls=recorded_calls,
+            resume_notice=resume_notice,
         )
 
-    async def resume(self, record: DebateRecord, sink: EventSink) -> DebateHandle:
+    async def _take_lease(self, record: DebateRecord) -> None:
+        """Own the debate before touching it; LeasedElsewhere when a live process runs it."""
+        if not await self.store.acquire(record.id):
+            current = await self.store.get_debate(record.id) or record
+            raise LeasedElsewhere(running_elsewhere(current))
+
+    async def resume(
+        self, record: DebateRecord, sink: EventSink, *, notice: Notice | None = None
+    ) -> DebateHandle:
         """Continue a stored debate from its event log (see core.replay).
 
+        Takes the debate's lease first (LeasedElsewhere when another live process holds it).
         Raises CannotResume when its format or options no longer fit this Rostra's code or config.
+        `notice` is said in the thread once the log has been replayed (why it stopped, say).
         """
         if record.id in self._sessions:
             raise CannotResume("it is already running")
+        await self._take_lease(record)
+        try:
+            return await self._resume_owned(record, sink, notice)
+        except BaseException:
+            if record.id not in self._sessions:
+                with contextlib.suppress(StoreError):
+                    await self.store.release(record.id)
+            raise
+
+    async def _resume_owned(
+        self, record: DebateRecord, sink: EventSink, notice: Notice | None
+    ) -> DebateHandle:
         format_cls = self.formats.get(record.format)
         if format_cls is None:
             raise CannotResume(f"its format {record.format!r} no longer exists")
@@ -169,8 +209,20 @@ class DebateManager:
         if events and isinstance(events[-1], DebateCompleted):  # it ended; only its status was lost
             await self.store.set_status(record.id, STATUS_OF_REASON[events[-1].reason], events[-1].detail)
             raise AlreadyEnded(f"debate {record.id} had already ended")
+        if notice is None and record.reason.startswith("interrupted: the database"):
+            notice = Notice(
+                level="warning",
+                code="store_resumed",
+                message="Rostra's database is back; this debate goes on from where it stopped.",
+            )
         session = self._stored_session(
-            record, format_cls, options, sink, events, recorded_calls=await self.store.calls(record.id)
+            record,
+            format_cls,
+            options,
+            sink,
+            events,
+            recorded_calls=await self.store.calls(record.id),
+            resume_notice=notice,
         )
         await self.store.set_status(record.id, "running", "resumed after a restart")
         log.info("debate %s resumed from %d stored events", record.id, len(events))
@@ -180,6 +232,7 @@ class DebateManager:
         self, record: DebateRecord, sink: EventSink, *, reason: CompletionReason, message: str
     ) -> None:
         """End a stored debate without running it: a notice saying why, then its closing event."""
+        await self._take_lease(record)
         format_cls = self.formats.get(record.format)
         options: BaseModel | None = None
         if format_cls is not None:

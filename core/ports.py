@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import secrets
+import socket
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -42,10 +45,82 @@ class DebateRecord(BaseModel):
     binding: Binding = Field(default_factory=Binding)
     created_at: datetime
     updated_at: datetime
+    owner: str = ""
+    lease_until: float = 0.0
+
+    def leased_by_other(self, owner: str, now: float) -> bool:
+        """Another live owner holds this debate's lease (epoch seconds `now`)."""
+        return bool(self.owner) and self.owner != owner and self.lease_until > now and owner_alive(self.owner)
+
+
+def owner_alive(owner: str) -> bool:
+    """False when the owner is a process on this machine that has exited (its lease is void).
+
+    Owner ids are `host:pid:token`. A process elsewhere cannot be checked: its lease runs out.
+    """
+    host, _, rest = owner.partition(":")
+    pid_text, _, token = rest.partition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return True
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return token in LIVE_OWNERS
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+LIVE_OWNERS: set[str] = set()
+"""The tokens of the stores open in this process (a closed store's leases are void at once)."""
+
+
+def new_owner_id() -> str:
+    token = secrets.token_hex(4)
+    LIVE_OWNERS.add(token)
+    return f"{socket.gethostname()}:{os.getpid()}:{token}"
+
+
+def retire_owner_id(owner: str) -> None:
+    LIVE_OWNERS.discard(owner.rsplit(":", 1)[-1])
 
 
 class Store(Protocol):
-    """An append-only event log per debate plus a table of debates."""
+    """An append-only event log per debate plus a table of debates, shared by any number of processes.
+
+    Every write is its own transaction, committed before the call returns: what a caller hands on
+    afterwards is stored. A transient fault raises StoreUnavailable (nothing was written; retry).
+    Each debate has one owner at a time (a lease that `acquire` takes and a heartbeat renews); every
+    write to a debate is fenced by it and raises LeaseLost in a process that does not hold it.
+    """
+
+    @property
+    def owner(self) -> str:
+        """This store's owner id (`host:pid:token`), the holder of the leases it takes."""
+        ...
+
+    async def acquire(self, debate_id: str) -> bool:
+        """Take the debate's lease if it is free, expired, ours, or held by a dead local process."""
+        ...
+
+    async def release(self, debate_id: str) -> None:
+        """Give the lease up (the debate ended or this process stops)."""
+        ...
+
+    async def post_vote(self, debate_id: str, payload: str) -> None:
+        """Leave a human vote for the debate's owner (any process may; it is not fenced)."""
+        ...
+
+    async def take_votes(self, debate_id: str) -> list[str]:
+        """The votes left for a debate this process owns, oldest first, removed as they are taken."""
+        ...
+
+    async def wait_for_votes(self) -> None:
+        """Return when votes may have been posted (a notification, or after a poll interval)."""
+        ...
 
     async def create_debate(self, record: DebateRecord) -> None: ...
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from core.clock import Clock, DebateClock
-from core.errors import BallotClosedError
+from core.errors import BallotClosedError, LeaseLost, StoreError, StoreGaveUp, StoreUnavailable
 from core.events import ClockTick, DebateCompleted, HumanVoteOpened, Notice, TurnCompleted, VotingClosed
 from core.formats.base import DebateContext, DebateFormat, Emitter, Outcome
 from core.llm.registry import DebateModels
@@ -28,6 +29,8 @@ from core.state import DebateState
 from core.voting import HumanBallots
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 STATUS_OF_REASON: dict[str, DebateStatus] = {
     "completed": "completed",
@@ -80,6 +83,7 @@ class DebateSession:
         models: DebateModels,
         seed: int,
         replay: Replay | None = None,
+        resume_notice: Notice | None = None,
     ) -> None:
         self.debate_id = debate_id
         self.spec = spec
@@ -92,6 +96,12 @@ class DebateSession:
         self._replay = replay
         self._seq = replay.last_seq if replay is not None else 0
         self._stop_reason: str | None = None
+        self._storage = settings.storage
+        self._store_failure: str | None = None  # the store stayed unavailable: the debate stops here
+        self._lease_lost = False  # another process owns the debate now: not a word more from here
+        self._single_try = False
+        self._outage_note: str | None = None  # said in the thread once the store takes writes again
+        self._pending_notice = resume_notice  # said once the replay has caught up
         self._inner: asyncio.Task[Outcome] | None = None
         self._task: asyncio.Task[None] | None = None
         self._result: asyncio.Future[DebateResult] = asyncio.get_running_loop().create_future()
@@ -155,6 +165,9 @@ class DebateSession:
                         "debate %s: caught up with its log at #%d; live again", self.debate_id, self._seq
                     )
                 return stored
+        if self._pending_notice is not None and not isinstance(event, Notice):
+            notice, self._pending_notice = self._pending_notice, None
+            await self._emit_locked(notice)
         self._seq += 1
         update: dict[str, Any] = {"debate_id": self.debate_id, "seq": self._seq, "at": datetime.now(UTC)}
         if isinstance(event, TurnCompleted) and event.elapsed is None:
@@ -163,7 +176,7 @@ class DebateSession:
             update["paused_total"] = self.debate_clock.paused_total
         stamped = event.model_copy(update=update)
         try:
-            await self._store.append(stamped)
+            await self._stored(lambda: self._store.append(stamped))
         except Exception:
             self._seq -= 1  # not stored: the next event takes this seq
             raise
@@ -172,7 +185,80 @@ class DebateSession:
             await self._sink.emit(stamped)
         except Exception:
             log.exception("debate %s: the sink failed on %s #%d", self.debate_id, stamped.kind, stamped.seq)
+        if self._outage_note is not None:
+            note, self._outage_note = self._outage_note, None
+            await self._emit_locked(Notice(level="warning", code="store_paused", message=note))
         return stamped
+
+    # --- the store, with its faults waited out ---------------------------------------------------
+
+    async def _stored(self, write: Callable[[], Awaitable[T]]) -> T:
+        """Run one store write; transient faults are retried with backoff while the debate pauses.
+
+        While the store is unavailable nothing is stored, so nothing is shown and no model is asked
+        (every path to one goes through here), and the debate clock stands still. Past
+        `storage.outage_limit` the debate stops (`interrupted`, resumable); a lost lease stops it
+        without another write.
+        """
+        if self._lease_lost:
+            raise LeaseLost(f"debate {self.debate_id} is owned by another process")
+        if self._store_failure is not None and not self._single_try:
+            raise StoreGaveUp(self._store_failure)
+        limits = self._storage
+        delay = limits.retry_initial
+        began: float | None = None
+        paused_here = False
+        while True:
+            try:
+                result = await write()
+            except StoreUnavailable as exc:
+                if self._single_try:
+                    raise
+                now = time.monotonic()
+                if began is None:
+                    began = now
+                    log.warning("debate %s paused: %s", self.debate_id, exc)
+                    if not self.debate_clock.paused:
+                        self.debate_clock.pause()
+                        paused_here = True
+                waited = now - began
+                if waited >= limits.outage_limit:
+                    self._give_up(f"the database was unavailable for {waited:.0f} s ({exc})")
+                    raise StoreGaveUp(self._store_failure or str(exc)) from exc
+                await asyncio.sleep(min(delay, limits.outage_limit - waited))
+                delay = min(delay * 2, limits.retry_max)
+                continue
+            except LeaseLost:
+                self._lose_lease()
+                raise
+            if began is not None:
+                waited = time.monotonic() - began
+                if paused_here:
+                    self.debate_clock.resume()
+                log.warning("debate %s: the store is back after %.1f s", self.debate_id, waited)
+                self._outage_note = (
+                    f"Paused for {waited:.0f} s: Rostra's database was unavailable. Nothing was lost;"
+                    " the debate goes on."
+                )
+            return result
+
+    def _give_up(self, reason: str) -> None:
+        if self._store_failure is None:
+            self._store_failure = reason
+            log.error("debate %s stops: %s", self.debate_id, reason)
+        if self._inner is not None and self._inner is not asyncio.current_task():
+            self._inner.cancel()
+
+    def _lose_lease(self) -> None:
+        if not self._lease_lost:
+            self._lease_lost = True
+            log.warning("debate %s: another process owns it now; this one stops", self.debate_id)
+        if self._inner is not None and self._inner is not asyncio.current_task():
+            self._inner.cancel()
+
+    async def record_call(self, key: str, n: int, payload: str) -> None:
+        """Remember a model call's result (waits out store faults like an event does)."""
+        await self._stored(lambda: self._store.record_call(self.debate_id, key, n, payload))
 
     def _apply_stored(self, events: list[Any]) -> None:
         """Events from the stored log: into the state, and their clock readings into the clock."""
@@ -251,14 +337,26 @@ class DebateSession:
                 outcome = await self._inner
             except asyncio.CancelledError:
                 task = asyncio.current_task()
-                if self._stop_reason is None or (task is not None and task.cancelling()):
+                if task is not None and task.cancelling():
+                    raise
+                if self._store_failure is not None or self._lease_lost:
+                    await self._end_without_store()
+                    return
+                if self._stop_reason is None:
                     raise
                 outcome = Outcome("stopped", detail=self._stop_reason)
         except asyncio.CancelledError:
             await self._interrupted()
             await self.ctx.models.aclose()
             raise
-        except Exception as exc:
+        except Exception as raised:
+            exc = real_error(raised)
+            stops_here = isinstance(exc, StoreGaveUp | LeaseLost)
+            if self._store_failure is not None or self._lease_lost or stops_here:
+                if isinstance(exc, StoreGaveUp) and self._store_failure is None:
+                    self._store_failure = str(exc)
+                await self._end_without_store()
+                return
             if self._replay is not None and self._replay.active:
                 self._apply_stored(self._replay.rest())  # what follows is new, whatever happened
             if isinstance(exc, ResumeMismatch):
@@ -281,6 +379,35 @@ class DebateSession:
             raise
         finally:
             await self.ctx.models.aclose()
+
+    async def _end_without_store(self) -> None:
+        """The store stayed unavailable, or the lease is gone: stop, resumable, writing what we can.
+
+        With the store down, the notice and the status are each tried once (they land if it is back);
+        the debate stays `running` or `interrupted` in the log either way, and is resumed (with the
+        notice) once the store takes writes again. Without the lease nothing is written at all.
+        """
+        try:
+            if self._lease_lost:
+                detail = "another Rostra process took this debate over"
+            else:
+                detail = f"interrupted: {self._store_failure}"
+                self._single_try = True
+                message = (
+                    f"This debate stopped: {self._store_failure}. It goes on from here once the"
+                    " database is back."
+                )
+                try:
+                    await self.emit(Notice(level="error", code="store_unavailable", message=message))
+                    await self._stored(lambda: self._store.set_status(self.debate_id, "interrupted", detail))
+                except StoreError as exc:
+                    log.warning("debate %s: could not record why it stopped: %s", self.debate_id, exc)
+                    with contextlib.suppress(StoreError):
+                        await self._store.release(self.debate_id)
+        finally:
+            await self.ctx.models.aclose()
+            if not self._result.done():
+                self._result.set_result(DebateResult(self.debate_id, "interrupted", detail, "", Statistics()))
 
     async def close_from_log(self, outcome: Outcome, notice: Notice) -> DebateResult:
         """End a stored debate without running it (it cannot or may not be resumed), saying why."""
@@ -337,7 +464,8 @@ class DebateSession:
                 DebateCompleted(reason=outcome.reason, detail=outcome.detail, stats=stats, summary=summary)
             )
             result = DebateResult(self.debate_id, outcome.reason, outcome.detail, summary, stats)
-            await self._store.set_status(self.debate_id, STATUS_OF_REASON[outcome.reason], outcome.detail)
+            status = STATUS_OF_REASON[outcome.reason]
+            await self._stored(lambda: self._store.set_status(self.debate_id, status, outcome.detail))
         except Exception:
             log.exception("debate %s: could not record its end", self.debate_id)
         finally:
@@ -346,7 +474,8 @@ class DebateSession:
 
     async def _interrupted(self) -> None:
         try:
-            await self._store.set_status(self.debate_id, "interrupted", "the bot shut down mid-debate")
+            if not self._lease_lost:
+                await self._store.set_status(self.debate_id, "interrupted", "the bot shut down mid-debate")
         except Exception:
             log.exception("debate %s: could not mark it interrupted", self.debate_id)
         if not self._result.done():
@@ -372,6 +501,27 @@ class DebateSession:
             remaining=self.debate_clock.remaining,
             turns=len(s.turns),
         )
+
+
+def real_error(exc: BaseException) -> BaseException:
+    """The error that matters inside task groups' ExceptionGroups (a resume mismatch, a store fault)."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return exc
+    leaves: list[BaseException] = []
+
+    def walk(group: BaseExceptionGroup[BaseException]) -> None:
+        for inner in group.exceptions:
+            if isinstance(inner, BaseExceptionGroup):
+                walk(inner)
+            else:
+                leaves.append(inner)
+
+    walk(exc)
+    for wanted in (ResumeMismatch, LeaseLost, StoreGaveUp, StoreError):
+        for leaf in leaves:
+            if isinstance(leaf, wanted):
+                return leaf
+    return leaves[0] if leaves else exc
 
 
 def _plain_summary(outcome: Outcome, stats: Statistics) -> str:

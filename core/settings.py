@@ -145,6 +145,34 @@ class FormatsSettings(_Section):
     panel: PanelSettings = Field(default_factory=PanelSettings)
 
 
+class StorageSettings(_Section):
+    """Where debates are stored, how long a store outage is waited out, and the debate lease."""
+
+    url: str = Field(
+        "sqlite:///~/.local/share/rostra/rostra.db",
+        description="sqlite:///path/to/file.db (one machine) or postgresql://user:pass@host/db (many)",
+    )
+    busy_timeout: float = Field(5.0, ge=0.0, le=60.0, description="SQLite: seconds to wait on a lock")
+    outage_limit: float = Field(
+        120.0, ge=0.0, description="seconds a debate waits out an unavailable store before it is interrupted"
+    )
+    retry_initial: float = Field(0.2, gt=0.0, le=10.0, description="first retry delay (doubles each time)")
+    retry_max: float = Field(5.0, gt=0.0, le=60.0, description="longest delay between retries")
+    lease_seconds: float = Field(
+        30.0, ge=1.0, le=3600.0, description="a debate whose owner stops renewing is free after this"
+    )
+    heartbeat_seconds: float = Field(10.0, gt=0.0, le=600.0, description="how often leases are renewed")
+    poll_seconds: float = Field(
+        1.0, gt=0.0, le=60.0, description="SQLite: how often votes cast in other processes are picked up"
+    )
+
+    @model_validator(mode="after")
+    def _heartbeat_inside_lease(self) -> StorageSettings:
+        if self.heartbeat_seconds * 2 > self.lease_seconds:
+            raise ValueError("storage.heartbeat_seconds must be at most half of storage.lease_seconds")
+        return self
+
+
 class CoreSettings(_Section):
     """Everything the engine needs, in one object (built by `bot.config`)."""
 
@@ -153,6 +181,7 @@ class CoreSettings(_Section):
     model: ModelSettings = Field(default_factory=ModelSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
 
     @model_validator(mode="before")
     @classmethod

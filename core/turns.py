@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import ModelCallError
+from core.errors import ModelCallError, StoreError
 from core.events import Notice, TurnCompleted, TurnDelta, TurnStarted
 from core.formats.base import DebateContext
 from core.llm.agents import DeltaCallback, PersonaAgent, SpokenTurn
@@ -142,6 +142,8 @@ async def run_turn(
         buffer = _DeltaBuffer(ctx, turn_id)
         try:
             spoken = await agent.speak(prompt, buffer.add)
+        except StoreError:  # storing a chunk or the call failed: not the model's fault, not retried
+            raise
         except Exception as exc:  # any model failure: the rule is retry once, then fall back
             error = _reason(exc)
             log.warning("debate %s: turn %s attempt %d failed: %s", ctx.debate_id, turn_id, attempt, error)
@@ -189,6 +191,8 @@ async def _speak_quietly(agent: PersonaAgent, prompt: str, on_delta: DeltaCallba
     for _ in (1, 2):
         try:
             return await agent.speak(prompt, on_delta)
+        except StoreError:
+            raise
         except Exception as exc:  # retried once, then the caller falls back
             error = _reason(exc)
             log.warning("%s failed: %s", agent.label, error)

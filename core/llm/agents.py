@@ -16,7 +16,7 @@ from agno.run.agent import RunContentEvent, RunErrorEvent, RunOutput
 from agno.run.base import RunStatus
 from pydantic import BaseModel
 
-from core.errors import ModelCallError
+from core.errors import ModelCallError, StoreError
 from core.llm.memo import CallMemo
 from core.models import TokenUsage
 
@@ -97,6 +97,8 @@ class PersonaAgent:
             return SpokenTurn(text=recalled["text"], usage=TokenUsage(**recalled["usage"]))
         try:
             turn = await self._speak_live(prompt, on_delta)
+        except StoreError:  # a chunk could not be stored: the model did nothing wrong
+            raise
         except Exception as exc:
             await self._remember(n, {"ok": False, "error": _reason(exc)})
             raise
@@ -171,5 +173,7 @@ async def consult(agent: PersonaAgent, prompt: str, schema: type[T]) -> Decision
     """A structured reply, or the reason it failed (formats decide what a failure counts as)."""
     try:
         return await agent.decide(prompt, schema)
+    except StoreError:  # the store, not the model: the debate pauses or stops, the vote is not lost
+        raise
     except Exception as exc:  # every failure is reported the same way: by its reason
         return _reason(exc)

@@ -8,11 +8,8 @@ call on replay. Failures are remembered too, so a replay takes the same retries 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
-
-log = logging.getLogger(__name__)
 
 Record = Callable[[str, int, str], Awaitable[None]]
 
@@ -39,11 +36,15 @@ class CallMemo:
         payload = self._recorded.get((key, n))
         return json.loads(payload) if payload is not None else None
 
+    def set_recorder(self, record: Record) -> None:
+        self._record = record
+
     async def remember(self, key: str, n: int, result: dict[str, Any]) -> None:
+        """Store the call's result before it is used; a store that stays down stops the debate.
+
+        Not remembering would make a resumed debate ask the model again and diverge from its log.
+        """
         payload = json.dumps(result)
         self._recorded[(key, n)] = payload
         if self._record is not None:
-            try:
-                await self._record(key, n, payload)
-            except Exception:  # replay then calls the model again; the debate itself goes on
-                log.exception("could not remember model call %s #%d", key, n)
+            await self._record(key, n, payload)

@@ -1,23 +1,40 @@
-"""The SQLite store: a debates table and an append-only event log, through aiosqlite in WAL mode."""
+"""The SQLite store: a debates table and an append-only event log, through aiosqlite in WAL mode.
+
+Writes go through one writer task on one connection. It takes the queued writes, runs each inside
+its own SAVEPOINT of one `BEGIN IMMEDIATE` transaction, and resolves each caller only after that
+transaction's COMMIT succeeded: a write that another write's failure undoes is never reported as
+done, and one write's refusal (a seq gap, a lost lease) does not undo the others. Today a batch is
+whatever is queued when the writer wakes; a larger group commit only changes `_next_batch`.
+Reads use a second connection, which in WAL mode sees committed data only.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Sequence
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
-from core.errors import StoreError
+from core.errors import LeaseLost, StoreError, StoreUnavailable
 from core.events import Event, dump_event, load_event
-from core.ports import Binding, DebateRecord, DebateStatus
+from core.ports import Binding, DebateRecord, DebateStatus, new_owner_id, owner_alive, retire_owner_id
+from core.settings import StorageSettings
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+SCHEMA_VERSION = 2
+MAX_BATCH = 256
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -33,7 +50,9 @@ CREATE TABLE IF NOT EXISTS debates (
     channel     TEXT NOT NULL DEFAULT '',
     started_by  TEXT NOT NULL DEFAULT '',
     created_at  TEXT NOT NULL,
-    updated_at  TEXT NOT NULL
+    updated_at  TEXT NOT NULL,
+    owner       TEXT NOT NULL DEFAULT '',
+    lease_until REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS debates_by_status ON debates (status, created_at);
 CREATE TABLE IF NOT EXISTS events (
@@ -57,14 +76,36 @@ CREATE TABLE IF NOT EXISTS bindings (
     value       TEXT NOT NULL,
     PRIMARY KEY (debate_id, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS votes_inbox (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
+    payload     TEXT NOT NULL
+);
 """
+
+_MIGRATE_1_TO_2 = """
+ALTER TABLE debates ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE debates ADD COLUMN lease_until REAL NOT NULL DEFAULT 0;
+"""
+
+# SQLite's messages for faults that pass (a lock, a full disk, an I/O hiccup, a read-only file)
+_TRANSIENT = (
+    "locked",
+    "busy",
+    "disk is full",
+    "disk i/o error",
+    "readonly database",
+    "unable to open database",
+)
 
 
 def sqlite_path(url: str) -> Path:
     """`sqlite:///relative/or/absolute/path.db` → a path (with `~` expanded)."""
     prefix = "sqlite:///"
     if not url.startswith(prefix):
-        raise StoreError(f"Unsupported storage URL {url!r}: use sqlite:///path/to/rostra.db")
+        raise StoreError(
+            f"Unsupported storage URL {url!r}: use sqlite:///path/to/rostra.db or postgresql://…"
+        )
     raw = url[len(prefix) :]
     if not raw:
         raise StoreError("The storage URL has no file path: use sqlite:///path/to/rostra.db")
@@ -75,138 +116,437 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-class SQLiteStore:
-    """One SQLite file. Every append commits, so a delivered event is always on disk."""
+def store_fault(exc: BaseException) -> StoreError:
+    """A sqlite3 error as the store's own: StoreUnavailable when retrying may help."""
+    if isinstance(exc, StoreError):
+        return exc
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, sqlite3.OperationalError) and any(t in text.lower() for t in _TRANSIENT):
+        return StoreUnavailable(f"the database is unavailable: {text}")
+    if isinstance(exc, ValueError) and "closed" in text.lower():
+        return StoreUnavailable("the database connection is closed")
+    return StoreError(f"the database refused a write: {text}")
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
-        self._conn = conn
+
+Op = Callable[[aiosqlite.Connection], Awaitable[Any]]
+
+
+@dataclass
+class _Write:
+    op: Op | None
+    future: asyncio.Future[Any] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class SQLiteStore:
+    """One SQLite file; every write committed before it returns, fenced by the debate's lease."""
+
+    def __init__(
+        self,
+        writer: aiosqlite.Connection,
+        reader: aiosqlite.Connection,
+        path: Path,
+        settings: StorageSettings,
+    ) -> None:
+        self._conn = writer
+        self._reader = reader
         self.path = path
+        self.settings = settings
+        self._owner = new_owner_id()
+        self._held: set[str] = set()
+        self._queue: asyncio.Queue[_Write] = asyncio.Queue()
+        self._closed = False
+        self._writer_task = asyncio.create_task(self._write_loop(), name="sqlite-writer")
+        self._heartbeat_task = asyncio.create_task(self._heartbeat_loop(), name="sqlite-lease-heartbeat")
 
     @classmethod
-    async def open(cls, path: Path) -> SQLiteStore:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(path)
+    async def open(cls, path: Path, settings: StorageSettings | None = None) -> SQLiteStore:
+        settings = settings or StorageSettings()
         try:
-            conn.row_factory = aiosqlite.Row
-            await conn.execute("PRAGMA journal_mode=WAL")
-            await conn.execute("PRAGMA synchronous=NORMAL")
-            await conn.execute("PRAGMA foreign_keys=ON")
-            await conn.execute("PRAGMA busy_timeout=5000")
-            await conn.executescript(_SCHEMA)
-            async with conn.execute("SELECT version FROM schema_version") as cur:
-                row = await cur.fetchone()
-            if row is None:
-                await conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-            elif row["version"] != SCHEMA_VERSION:
-                raise StoreError(
-                    f"{path} has schema version {row['version']}; this Rostra expects {SCHEMA_VERSION}"
-                )
-            await conn.commit()
-        except BaseException:
-            await conn.close()
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"Cannot create the folder for the database {path}: {exc.strerror}") from None
+        try:
+            writer = await aiosqlite.connect(path, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"Cannot open the database {path}: {exc}") from None
+        reader: aiosqlite.Connection | None = None
+        try:
+            writer.row_factory = aiosqlite.Row
+            await writer.execute(f"PRAGMA busy_timeout={int(settings.busy_timeout * 1000)}")
+            await writer.execute("PRAGMA journal_mode=WAL")
+            await writer.execute("PRAGMA synchronous=NORMAL")
+            await writer.execute("PRAGMA foreign_keys=ON")
+            await _migrate(writer, path)
+            reader = await aiosqlite.connect(path, isolation_level=None)
+            reader.row_factory = aiosqlite.Row
+            await reader.execute(f"PRAGMA busy_timeout={int(settings.busy_timeout * 1000)}")
+        except BaseException as exc:
+            await writer.close()
+            if reader is not None:
+                await reader.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"Cannot use the database {path}: {exc}") from None
             raise
-        return cls(conn, path)
+        return cls(writer, reader, path, settings)
+
+    @property
+    def owner(self) -> str:
+        return self._owner
 
     async def close(self) -> None:
+        """Finish the queued writes, give every lease up, stop."""
+        if self._closed:
+            return
+        self._heartbeat_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._heartbeat_task
+        if self._held:
+            try:
+                await self._write(self._release_all)
+            except StoreError as exc:
+                log.warning("could not give the debate leases up (they run out): %s", exc)
+        self._closed = True
+        self._queue.put_nowait(_Write(None))  # the writer stops here
+        await asyncio.wait([self._writer_task])
+        retire_owner_id(self._owner)
         await self._conn.close()
+        await self._reader.close()
+
+    # --- the writer ------------------------------------------------------------------------------
+
+    async def _write(self, op: Op) -> Any:
+        if self._closed:
+            raise StoreUnavailable("the store is closed")
+        w = _Write(op)
+        self._queue.put_nowait(w)
+        return await w.future
+
+    async def _write_loop(self) -> None:
+        while True:
+            batch = await self._next_batch()
+            stop = any(w.op is None for w in batch)
+            batch = [w for w in batch if w.op is not None]
+            try:
+                await self._commit(batch)
+            except Exception as exc:  # never leave a caller waiting
+                for w in batch:
+                    if not w.future.done():
+                        w.future.set_exception(store_fault(exc))
+            if stop:
+                return
+
+    async def _next_batch(self) -> list[_Write]:
+        batch = [await self._queue.get()]
+        while len(batch) < MAX_BATCH and not self._queue.empty() and batch[-1].op is not None:
+            batch.append(self._queue.get_nowait())
+        return batch
+
+    async def _commit(self, batch: list[_Write]) -> None:
+        """One transaction for the batch, a savepoint per write; callers hear only after COMMIT."""
+        pending = [w for w in batch if not w.future.cancelled()]
+        if not pending:
+            return
+        conn = self._conn
+        try:
+            await conn.execute("BEGIN IMMEDIATE")
+        except Exception as exc:
+            for w in pending:
+                w.future.set_exception(store_fault(exc))
+            return
+        done: list[tuple[_Write, Any]] = []
+        try:
+            for w in pending:
+                assert w.op is not None
+                await conn.execute("SAVEPOINT one_write")
+                try:
+                    result = await w.op(conn)
+                except (StoreError, sqlite3.Error) as exc:
+                    if not conn.in_transaction:
+                        raise  # SQLite rolled the whole transaction back (a full disk, an I/O error)
+                    await conn.execute("ROLLBACK TO one_write")
+                    await conn.execute("RELEASE one_write")
+                    w.future.set_exception(store_fault(exc))
+                    continue
+                await conn.execute("RELEASE one_write")
+                done.append((w, result))
+            await conn.execute("COMMIT")
+        except Exception as exc:
+            if conn.in_transaction:
+                with contextlib.suppress(Exception):
+                    await conn.execute("ROLLBACK")
+            fault = store_fault(exc)
+            for w in pending:
+                if not w.future.done():
+                    w.future.set_exception(fault)
+            return
+        for w, result in done:
+            if not w.future.done():
+                w.future.set_result(result)
+
+    async def _fence(self, conn: aiosqlite.Connection, debate_id: str) -> None:
+        async with conn.execute("SELECT owner FROM debates WHERE id = ?", (debate_id,)) as cur:
+            row = await cur.fetchone()
+        if row is None:
+            raise StoreError(f"no debate {debate_id}")
+        if row["owner"] not in ("", self._owner):  # released (the debate ended) or ours: writable
+            self._held.discard(debate_id)
+            raise LeaseLost(f"debate {debate_id} is owned by another process ({row['owner']})")
+
+    # --- leases ----------------------------------------------------------------------------------
+
+    async def acquire(self, debate_id: str) -> bool:
+        async def op(conn: aiosqlite.Connection) -> bool:
+            async with conn.execute(
+                "SELECT owner, lease_until FROM debates WHERE id = ?", (debate_id,)
+            ) as cur:
+                row = await cur.fetchone()
+            if row is None:
+                return False
+            owner, until = row["owner"], float(row["lease_until"])
+            now = time.time()
+            if owner not in ("", self._owner) and until > now and owner_alive(owner):
+                return False
+            await conn.execute(
+                "UPDATE debates SET owner = ?, lease_until = ? WHERE id = ? AND owner = ?",
+                (self._owner, now + self.settings.lease_seconds, debate_id, owner),
+            )
+            return True
+
+        taken = bool(await self._write(op))
+        if taken:
+            self._held.add(debate_id)
+        return taken
+
+    async def release(self, debate_id: str) -> None:
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE debates SET owner = '', lease_until = 0 WHERE id = ? AND owner = ?",
+                (debate_id, self._owner),
+            )
+
+        self._held.discard(debate_id)
+        await self._write(op)
+
+    async def _release_all(self, conn: aiosqlite.Connection) -> None:
+        await conn.execute("UPDATE debates SET owner = '', lease_until = 0 WHERE owner = ?", (self._owner,))
+        self._held.clear()
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.heartbeat_seconds)
+            if not self._held:
+                continue
+            try:
+                await self._write(self._renew)
+            except StoreError as exc:
+                log.warning("could not renew debate leases: %s", exc)
+
+    async def _renew(self, conn: aiosqlite.Connection) -> None:
+        held = sorted(self._held)
+        marks = ",".join("?" * len(held))
+        await conn.execute(
+            f"UPDATE debates SET lease_until = ? WHERE owner = ? AND id IN ({marks})",
+            (time.time() + self.settings.lease_seconds, self._owner, *held),
+        )
+        async with conn.execute(
+            f"SELECT id FROM debates WHERE owner = ? AND id IN ({marks})",
+            (self._owner, *held),
+        ) as cur:
+            still = {r["id"] for r in await cur.fetchall()}
+        for lost in set(held) - still:
+            log.warning("debate %s: its lease was taken by another process", lost)
+            self._held.discard(lost)
+
+    # --- writes ----------------------------------------------------------------------------------
 
     async def create_debate(self, record: DebateRecord) -> None:
         b = record.binding
-        await self._conn.execute(
-            "INSERT INTO debates (id, format, topic, spec, status, reason, platform, scope, channel,"
-            " started_by, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                record.id,
-                record.format,
-                record.topic,
-                json.dumps(record.spec),
-                record.status,
-                record.reason,
-                b.platform,
-                b.scope,
-                b.channel,
-                b.started_by,
-                record.created_at.isoformat(),
-                record.updated_at.isoformat(),
-            ),
-        )
-        await self._conn.commit()
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "INSERT INTO debates (id, format, topic, spec, status, reason, platform, scope, channel,"
+                " started_by, created_at, updated_at, owner, lease_until)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    record.id,
+                    record.format,
+                    record.topic,
+                    json.dumps(record.spec),
+                    record.status,
+                    record.reason,
+                    b.platform,
+                    b.scope,
+                    b.channel,
+                    b.started_by,
+                    record.created_at.isoformat(),
+                    record.updated_at.isoformat(),
+                    self._owner,
+                    time.time() + self.settings.lease_seconds,
+                ),
+            )
+
+        await self._write(op)
+        self._held.add(record.id)
 
     async def append(self, event: Event) -> None:
-        async with self._conn.execute(
-            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = ?", (event.debate_id,)
-        ) as cur:
-            row = await cur.fetchone()
-        last = int(row[0]) if row is not None else 0
-        if event.seq != last + 1:
-            raise StoreError(f"event seq {event.seq} for debate {event.debate_id} does not follow {last}")
-        await self._conn.execute(
-            "INSERT INTO events (debate_id, seq, kind, at, payload) VALUES (?,?,?,?,?)",
-            (event.debate_id, event.seq, event.kind, event.at.isoformat(), dump_event(event)),
-        )
-        await self._conn.commit()
+        async def op(conn: aiosqlite.Connection) -> None:
+            await self._fence(conn, event.debate_id)
+            async with conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = ?", (event.debate_id,)
+            ) as cur:
+                row = await cur.fetchone()
+            last = int(row[0]) if row is not None else 0
+            if event.seq != last + 1:
+                raise StoreError(f"event seq {event.seq} for debate {event.debate_id} does not follow {last}")
+            await conn.execute(
+                "INSERT INTO events (debate_id, seq, kind, at, payload) VALUES (?,?,?,?,?)",
+                (event.debate_id, event.seq, event.kind, event.at.isoformat(), dump_event(event)),
+            )
+
+        await self._write(op)
+
+    async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:
+        """Fenced; a debate that is no longer running gives its lease up with the same write."""
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await self._fence(conn, debate_id)
+            if status == "running":
+                await conn.execute(
+                    "UPDATE debates SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
+                    (status, reason, _now(), debate_id),
+                )
+            else:
+                await conn.execute(
+                    "UPDATE debates SET status = ?, reason = ?, updated_at = ?, owner = '', lease_until = 0"
+                    " WHERE id = ?",
+                    (status, reason, _now(), debate_id),
+                )
+
+        await self._write(op)
+        if status != "running":
+            self._held.discard(debate_id)
+
+    async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
+        async def op(conn: aiosqlite.Connection) -> None:
+            await self._fence(conn, debate_id)
+            await conn.execute(
+                "INSERT INTO bindings (debate_id, key, value) VALUES (?,?,?)"
+                " ON CONFLICT (debate_id, key) DO UPDATE SET value = excluded.value",
+                (debate_id, key, value),
+            )
+
+        await self._write(op)
+
+    async def record_call(self, debate_id: str, key: str, n: int, payload: str) -> None:
+        """Fenced, and never overwrites: the first record of a call is the one a replay gets."""
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await self._fence(conn, debate_id)
+            await conn.execute(
+                "INSERT INTO model_calls (debate_id, key, n, payload) VALUES (?,?,?,?)"
+                " ON CONFLICT (debate_id, key, n) DO NOTHING",
+                (debate_id, key, n, payload),
+            )
+
+        await self._write(op)
+
+    async def post_vote(self, debate_id: str, payload: str) -> None:
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "INSERT INTO votes_inbox (debate_id, payload) VALUES (?, ?)", (debate_id, payload)
+            )
+
+        await self._write(op)
+
+    async def take_votes(self, debate_id: str) -> list[str]:
+        async def op(conn: aiosqlite.Connection) -> list[str]:
+            await self._fence(conn, debate_id)
+            async with conn.execute(
+                "SELECT id, payload FROM votes_inbox WHERE debate_id = ? ORDER BY id", (debate_id,)
+            ) as cur:
+                rows = list(await cur.fetchall())
+            if rows:
+                await conn.execute(
+                    "DELETE FROM votes_inbox WHERE debate_id = ? AND id <= ?", (debate_id, rows[-1]["id"])
+                )
+            return [r["payload"] for r in rows]
+
+        result: list[str] = await self._write(op)
+        return result
+
+    async def wait_for_votes(self) -> None:
+        """SQLite has no notifications: the owner polls (storage.poll_seconds)."""
+        await asyncio.sleep(self.settings.poll_seconds)
+
+    # --- reads -----------------------------------------------------------------------------------
+
+    async def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        if self._closed:
+            raise StoreUnavailable("the store is closed")
+        try:
+            async with self._reader.execute(sql, params) as cur:
+                return list(await cur.fetchall())
+        except sqlite3.Error as exc:
+            raise store_fault(exc) from None
 
     async def events(self, debate_id: str) -> list[Event]:
-        async with self._conn.execute(
-            "SELECT payload FROM events WHERE debate_id = ? ORDER BY seq", (debate_id,)
-        ) as cur:
-            rows = await cur.fetchall()
+        rows = await self._read("SELECT payload FROM events WHERE debate_id = ? ORDER BY seq", (debate_id,))
         return [load_event(r["payload"]) for r in rows]
 
     async def get_debate(self, debate_id: str) -> DebateRecord | None:
-        async with self._conn.execute("SELECT * FROM debates WHERE id = ?", (debate_id,)) as cur:
-            row = await cur.fetchone()
-        return _record(row) if row is not None else None
+        rows = await self._read("SELECT * FROM debates WHERE id = ?", (debate_id,))
+        return _record(rows[0]) if rows else None
 
     async def list_debates(self, limit: int = 20) -> Sequence[DebateRecord]:
-        async with self._conn.execute(
-            "SELECT * FROM debates ORDER BY created_at DESC, id LIMIT ?", (limit,)
-        ) as cur:
-            rows = await cur.fetchall()
+        rows = await self._read("SELECT * FROM debates ORDER BY created_at DESC, id LIMIT ?", (limit,))
         return [_record(r) for r in rows]
 
     async def debates_with_status(self, status: DebateStatus) -> Sequence[DebateRecord]:
-        async with self._conn.execute(
-            "SELECT * FROM debates WHERE status = ? ORDER BY created_at", (status,)
-        ) as cur:
-            rows = await cur.fetchall()
+        rows = await self._read("SELECT * FROM debates WHERE status = ? ORDER BY created_at", (status,))
         return [_record(r) for r in rows]
 
-    async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:
-        await self._conn.execute(
-            "UPDATE debates SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
-            (status, reason, _now(), debate_id),
-        )
-        await self._conn.commit()
-
-    async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
-        await self._conn.execute(
-            "INSERT INTO bindings (debate_id, key, value) VALUES (?,?,?)"
-            " ON CONFLICT (debate_id, key) DO UPDATE SET value = excluded.value",
-            (debate_id, key, value),
-        )
-        await self._conn.commit()
-
-    async def record_call(self, debate_id: str, key: str, n: int, payload: str) -> None:
-        await self._conn.execute(
-            "INSERT OR REPLACE INTO model_calls (debate_id, key, n, payload) VALUES (?,?,?,?)",
-            (debate_id, key, n, payload),
-        )
-        await self._conn.commit()
-
     async def calls(self, debate_id: str) -> dict[tuple[str, int], str]:
-        async with self._conn.execute(
-            "SELECT key, n, payload FROM model_calls WHERE debate_id = ?", (debate_id,)
-        ) as cur:
-            rows = await cur.fetchall()
+        rows = await self._read("SELECT key, n, payload FROM model_calls WHERE debate_id = ?", (debate_id,))
         return {(r["key"], int(r["n"])): r["payload"] for r in rows}
 
     async def binding_values(self, debate_id: str) -> dict[str, str]:
-        async with self._conn.execute(
-            "SELECT key, value FROM bindings WHERE debate_id = ?", (debate_id,)
-        ) as cur:
-            rows = await cur.fetchall()
+        rows = await self._read("SELECT key, value FROM bindings WHERE debate_id = ?", (debate_id,))
         return {r["key"]: r["value"] for r in rows}
+
+
+async def _migrate(conn: aiosqlite.Connection, path: Path) -> None:
+    """Create the schema, or bring a version-1 file up to date (in one transaction)."""
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        async with conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        ) as cur:
+            existing = await cur.fetchone()
+        version: int | None = None
+        if existing is not None:
+            async with conn.execute("SELECT version FROM schema_version") as cur:
+                row = await cur.fetchone()
+            version = int(row["version"]) if row is not None else None
+        if version is not None and version > SCHEMA_VERSION:
+            raise StoreError(f"{path} has schema version {version}; this Rostra expects {SCHEMA_VERSION}")
+        if version == 1:
+            for statement in _MIGRATE_1_TO_2.strip().split(";"):
+                if statement.strip():
+                    await conn.execute(statement)
+            log.info("%s: schema upgraded from version 1 to %d", path, SCHEMA_VERSION)
+        for statement in _SCHEMA.strip().split(";"):
+            if statement.strip():
+                await conn.execute(statement)
+        if version is None:
+            await conn.execute("DELETE FROM schema_version")
+            await conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+        elif version != SCHEMA_VERSION:
+            await conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+        await conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await conn.execute("ROLLBACK")
+        raise
 
 
 def _record(row: Any) -> DebateRecord:
@@ -225,8 +565,10 @@ def _record(row: Any) -> DebateRecord:
         ),
         created_at=datetime.fromisoformat(row["created_at"]),
         updated_at=datetime.fromisoformat(row["updated_at"]),
+        owner=row["owner"],
+        lease_until=float(row["lease_until"]),
     )
 
 
-async def open_store(url: str) -> SQLiteStore:
-    return await SQLiteStore.open(sqlite_path(url))
+async def open_store(url: str, settings: StorageSettings | None = None) -> SQLiteStore:
+    return await SQLiteStore.open(sqlite_path(url), settings)

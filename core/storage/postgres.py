@@ -1,0 +1,474 @@
+"""The Postgres store (asyncpg): the same tables as SQLite, for many Rostra processes on one database.
+
+Every write is one transaction on a pooled connection. A write to a debate first locks the debate's
+row (`SELECT … FOR UPDATE`), which fences it by the lease and orders it against every other write to
+that debate, in any process; writes to different debates run side by side. The caller hears only
+after COMMIT. Human votes cast in a process that does not own the debate are stored and announced
+with NOTIFY; the owner LISTENs and takes them at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import asyncpg
+
+from core.errors import LeaseLost, StoreError, StoreUnavailable
+from core.events import Event, dump_event, load_event
+from core.ports import Binding, DebateRecord, DebateStatus, new_owner_id, owner_alive, retire_owner_id
+from core.settings import StorageSettings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 2
+VOTES_CHANNEL = "rostra_votes"
+_MIGRATION_LOCK = 7_303_372  # an advisory lock id: one process creates the schema at a time
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS debates (
+    id          TEXT PRIMARY KEY,
+    format      TEXT NOT NULL,
+    topic       TEXT NOT NULL,
+    spec        TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    reason      TEXT NOT NULL DEFAULT '',
+    platform    TEXT NOT NULL DEFAULT '',
+    scope       TEXT NOT NULL DEFAULT '',
+    channel     TEXT NOT NULL DEFAULT '',
+    started_by  TEXT NOT NULL DEFAULT '',
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    owner       TEXT NOT NULL DEFAULT '',
+    lease_until DOUBLE PRECISION NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS debates_by_status ON debates (status, created_at);
+CREATE TABLE IF NOT EXISTS events (
+    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    at          TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    PRIMARY KEY (debate_id, seq)
+);
+CREATE TABLE IF NOT EXISTS model_calls (
+    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
+    key         TEXT NOT NULL,
+    n           INTEGER NOT NULL,
+    payload     TEXT NOT NULL,
+    PRIMARY KEY (debate_id, key, n)
+);
+CREATE TABLE IF NOT EXISTS bindings (
+    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
+    key         TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    PRIMARY KEY (debate_id, key)
+);
+CREATE TABLE IF NOT EXISTS votes_inbox (
+    id          BIGSERIAL PRIMARY KEY,
+    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
+    payload     TEXT NOT NULL
+);
+"""
+
+_TRANSIENT: tuple[type[BaseException], ...] = (
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.InsufficientResourcesError,  # disk full, out of memory, too many connections
+    asyncpg.exceptions.LockNotAvailableError,
+    asyncpg.exceptions.DeadlockDetectedError,
+    asyncpg.exceptions.SerializationError,
+    asyncpg.exceptions.OperatorInterventionError,  # admin shutdown, cannot connect now, query cancelled
+    asyncpg.exceptions.ReadOnlySQLTransactionError,  # a standby, during a failover
+    asyncpg.exceptions.SystemError,  # I/O error
+    TimeoutError,
+)
+
+
+def store_fault(exc: BaseException) -> StoreError:
+    """An asyncpg error as the store's own: StoreUnavailable when retrying may help."""
+    if isinstance(exc, StoreError):
+        return exc
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, _TRANSIENT):
+        return StoreUnavailable(f"the database is unavailable: {text}")
+    return StoreError(f"the database refused a write: {text}")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _server_settings(settings: StorageSettings) -> dict[str, str]:
+    return {"lock_timeout": str(int(settings.busy_timeout * 1000)), "application_name": "rostra"}
+
+
+class PostgresStore:
+    """A Postgres database shared by any number of Rostra processes."""
+
+    def __init__(self, pool: asyncpg.Pool, url: str, settings: StorageSettings) -> None:
+        self._pool = pool
+        self._url = url
+        self.settings = settings
+        self._owner = new_owner_id()
+        self._held: set[str] = set()
+        self._closed = False
+        self._votes = asyncio.Event()
+        self._listener: asyncpg.Connection | None = None
+        self._heartbeat_task = asyncio.create_task(self._heartbeat_loop(), name="postgres-lease-heartbeat")
+
+    @classmethod
+    async def open(cls, url: str, settings: StorageSettings | None = None) -> PostgresStore:
+        settings = settings or StorageSettings(url=url)
+        try:
+            pool = await asyncpg.create_pool(
+                url, min_size=1, max_size=10, server_settings=_server_settings(settings), timeout=10
+            )
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
+            raise StoreError(f"Cannot open the Postgres database {_safe(url)}: {exc}") from None
+        try:
+            async with pool.acquire() as conn, conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+                await conn.execute(_SCHEMA)
+                version = await conn.fetchval("SELECT version FROM schema_version")
+                if version is None:
+                    await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", SCHEMA_VERSION)
+                elif version != SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{_safe(url)} has schema version {version}; this Rostra expects {SCHEMA_VERSION}"
+                    )
+        except BaseException as exc:
+            await pool.close()
+            if isinstance(exc, asyncpg.PostgresError | OSError):
+                raise StoreError(f"Cannot use the Postgres database {_safe(url)}: {exc}") from None
+            raise
+        return cls(pool, url, settings)
+
+    @property
+    def owner(self) -> str:
+        return self._owner
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._heartbeat_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._heartbeat_task
+        if self._held:
+            try:
+                await self._write(self._release_all)
+            except StoreError as exc:
+                log.warning("could not give the debate leases up (they run out): %s", exc)
+        self._closed = True
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.close()
+        retire_owner_id(self._owner)
+        await self._pool.close()
+
+    # --- transactions ----------------------------------------------------------------------------
+
+    async def _write(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        if self._closed:
+            raise StoreUnavailable("the store is closed")
+        try:
+            async with self._pool.acquire() as conn, conn.transaction():
+                return await op(conn)
+        except (StoreError, asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+            raise store_fault(exc) from None
+
+    async def _fence(self, conn: asyncpg.Connection, debate_id: str) -> None:
+        owner = await conn.fetchval("SELECT owner FROM debates WHERE id = $1 FOR UPDATE", debate_id)
+        if owner is None:
+            raise StoreError(f"no debate {debate_id}")
+        if owner not in ("", self._owner):  # released (the debate ended) or ours: writable
+            self._held.discard(debate_id)
+            raise LeaseLost(f"debate {debate_id} is owned by another process ({owner})")
+
+    async def _read(self, sql: str, *args: Any) -> list[Any]:
+        if self._closed:
+            raise StoreUnavailable("the store is closed")
+        try:
+            async with self._pool.acquire() as conn:
+                return list(await conn.fetch(sql, *args))
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+            raise store_fault(exc) from None
+
+    # --- leases ----------------------------------------------------------------------------------
+
+    async def acquire(self, debate_id: str) -> bool:
+        async def op(conn: asyncpg.Connection) -> bool:
+            row = await conn.fetchrow(
+                "SELECT owner, lease_until FROM debates WHERE id = $1 FOR UPDATE", debate_id
+            )
+            if row is None:
+                return False
+            owner, until = row["owner"], float(row["lease_until"])
+            now = time.time()
+            if owner not in ("", self._owner) and until > now and owner_alive(owner):
+                return False
+            await conn.execute(
+                "UPDATE debates SET owner = $1, lease_until = $2 WHERE id = $3",
+                self._owner,
+                now + self.settings.lease_seconds,
+                debate_id,
+            )
+            return True
+
+        taken = await self._write(op)
+        if taken:
+            self._held.add(debate_id)
+        return taken
+
+    async def release(self, debate_id: str) -> None:
+        async def op(conn: asyncpg.Connection) -> None:
+            await conn.execute(
+                "UPDATE debates SET owner = '', lease_until = 0 WHERE id = $1 AND owner = $2",
+                debate_id,
+                self._owner,
+            )
+
+        self._held.discard(debate_id)
+        await self._write(op)
+
+    async def _release_all(self, conn: asyncpg.Connection) -> None:
+        await conn.execute("UPDATE debates SET owner = '', lease_until = 0 WHERE owner = $1", self._owner)
+        self._held.clear()
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.heartbeat_seconds)
+            if not self._held:
+                continue
+            try:
+                await self._write(self._renew)
+            except StoreError as exc:
+                log.warning("could not renew debate leases: %s", exc)
+
+    async def _renew(self, conn: asyncpg.Connection) -> None:
+        held = sorted(self._held)
+        rows = await conn.fetch(
+            "UPDATE debates SET lease_until = $1 WHERE owner = $2 AND id = ANY($3::text[]) RETURNING id",
+            time.time() + self.settings.lease_seconds,
+            self._owner,
+            held,
+        )
+        still = {r["id"] for r in rows}
+        for lost in set(held) - still:
+            log.warning("debate %s: its lease was taken by another process", lost)
+            self._held.discard(lost)
+
+    # --- writes ----------------------------------------------------------------------------------
+
+    async def create_debate(self, record: DebateRecord) -> None:
+        b = record.binding
+
+        async def op(conn: asyncpg.Connection) -> None:
+            await conn.execute(
+                "INSERT INTO debates (id, format, topic, spec, status, reason, platform, scope, channel,"
+                " started_by, created_at, updated_at, owner, lease_until)"
+                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)",
+                record.id,
+                record.format,
+                record.topic,
+                json.dumps(record.spec),
+                record.status,
+                record.reason,
+                b.platform,
+                b.scope,
+                b.channel,
+                b.started_by,
+                record.created_at.isoformat(),
+                record.updated_at.isoformat(),
+                self._owner,
+                time.time() + self.settings.lease_seconds,
+            )
+
+        await self._write(op)
+        self._held.add(record.id)
+
+    async def append(self, event: Event) -> None:
+        async def op(conn: asyncpg.Connection) -> None:
+            await self._fence(conn, event.debate_id)
+            last = int(
+                await conn.fetchval(
+                    "SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = $1", event.debate_id
+                )
+            )
+            if event.seq != last + 1:
+                raise StoreError(f"event seq {event.seq} for debate {event.debate_id} does not follow {last}")
+            await conn.execute(
+                "INSERT INTO events (debate_id, seq, kind, at, payload) VALUES ($1,$2,$3,$4,$5)",
+                event.debate_id,
+                event.seq,
+                event.kind,
+                event.at.isoformat(),
+                dump_event(event),
+            )
+
+        await self._write(op)
+
+    async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:
+        """Fenced; a debate that is no longer running gives its lease up with the same write."""
+
+        async def op(conn: asyncpg.Connection) -> None:
+            await self._fence(conn, debate_id)
+            if status == "running":
+                await conn.execute(
+                    "UPDATE debates SET status = $1, reason = $2, updated_at = $3 WHERE id = $4",
+                    status,
+                    reason,
+                    _now(),
+                    debate_id,
+                )
+            else:
+                await conn.execute(
+                    "UPDATE debates SET status = $1, reason = $2, updated_at = $3, owner = '',"
+                    " lease_until = 0 WHERE id = $4",
+                    status,
+                    reason,
+                    _now(),
+                    debate_id,
+                )
+
+        await self._write(op)
+        if status != "running":
+            self._held.discard(debate_id)
+
+    async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
+        async def op(conn: asyncpg.Connection) -> None:
+            await self._fence(conn, debate_id)
+            await conn.execute(
+                "INSERT INTO bindings (debate_id, key, value) VALUES ($1,$2,$3)"
+                " ON CONFLICT (debate_id, key) DO UPDATE SET value = excluded.value",
+                debate_id,
+                key,
+                value,
+            )
+
+        await self._write(op)
+
+    async def record_call(self, debate_id: str, key: str, n: int, payload: str) -> None:
+        """Fenced, and never overwrites: the first record of a call is the one a replay gets."""
+
+        async def op(conn: asyncpg.Connection) -> None:
+            await self._fence(conn, debate_id)
+            await conn.execute(
+                "INSERT INTO model_calls (debate_id, key, n, payload) VALUES ($1,$2,$3,$4)"
+                " ON CONFLICT (debate_id, key, n) DO NOTHING",
+                debate_id,
+                key,
+                n,
+                payload,
+            )
+
+        await self._write(op)
+
+    # --- votes from other processes --------------------------------------------------------------
+
+    async def post_vote(self, debate_id: str, payload: str) -> None:
+        async def op(conn: asyncpg.Connection) -> None:
+            await conn.execute(
+                "INSERT INTO votes_inbox (debate_id, payload) VALUES ($1, $2)", debate_id, payload
+            )
+            await conn.execute("SELECT pg_notify($1, $2)", VOTES_CHANNEL, debate_id)
+
+        await self._write(op)
+
+    async def take_votes(self, debate_id: str) -> list[str]:
+        async def op(conn: asyncpg.Connection) -> list[str]:
+            await self._fence(conn, debate_id)
+            rows = await conn.fetch(
+                "DELETE FROM votes_inbox WHERE debate_id = $1 RETURNING id, payload", debate_id
+            )
+            return [r["payload"] for r in sorted(rows, key=lambda r: r["id"])]
+
+        return await self._write(op)
+
+    async def wait_for_votes(self) -> None:
+        """Until a NOTIFY arrives (or a poll interval passes, should the listener be down)."""
+        if self._listener is None or self._listener.is_closed():
+            await self._listen()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._votes.wait(), timeout=self.settings.poll_seconds * 5)
+        self._votes.clear()
+
+    async def _listen(self) -> None:
+        try:
+            self._listener = await asyncpg.connect(
+                self._url, server_settings=_server_settings(self.settings), timeout=10
+            )
+            await self._listener.add_listener(VOTES_CHANNEL, self._notified)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
+            log.warning("cannot listen for votes (polling instead): %s", exc)
+            self._listener = None
+
+    def _notified(self, conn: Any, pid: int, channel: str, payload: str) -> None:
+        self._votes.set()
+
+    # --- reads -----------------------------------------------------------------------------------
+
+    async def events(self, debate_id: str) -> list[Event]:
+        rows = await self._read("SELECT payload FROM events WHERE debate_id = $1 ORDER BY seq", debate_id)
+        return [load_event(r["payload"]) for r in rows]
+
+    async def get_debate(self, debate_id: str) -> DebateRecord | None:
+        rows = await self._read("SELECT * FROM debates WHERE id = $1", debate_id)
+        return _record(rows[0]) if rows else None
+
+    async def list_debates(self, limit: int = 20) -> Sequence[DebateRecord]:
+        rows = await self._read("SELECT * FROM debates ORDER BY created_at DESC, id LIMIT $1", limit)
+        return [_record(r) for r in rows]
+
+    async def debates_with_status(self, status: DebateStatus) -> Sequence[DebateRecord]:
+        rows = await self._read("SELECT * FROM debates WHERE status = $1 ORDER BY created_at", status)
+        return [_record(r) for r in rows]
+
+    async def calls(self, debate_id: str) -> dict[tuple[str, int], str]:
+        rows = await self._read("SELECT key, n, payload FROM model_calls WHERE debate_id = $1", debate_id)
+        return {(r["key"], int(r["n"])): r["payload"] for r in rows}
+
+    async def binding_values(self, debate_id: str) -> dict[str, str]:
+        rows = await self._read("SELECT key, value FROM bindings WHERE debate_id = $1", debate_id)
+        return {r["key"]: r["value"] for r in rows}
+
+
+def _safe(url: str) -> str:
+    """The URL without its password (it must never reach a log or a message)."""
+    head, sep, tail = url.partition("@")
+    if not sep:
+        return url
+    scheme, _, creds = head.partition("://")
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}@{tail}"
+
+
+def _record(row: Any) -> DebateRecord:
+    return DebateRecord(
+        id=row["id"],
+        format=row["format"],
+        topic=row["topic"],
+        spec=json.loads(row["spec"]),
+        status=row["status"],
+        reason=row["reason"],
+        binding=Binding(
+            platform=row["platform"],
+            scope=row["scope"],
+            channel=row["channel"],
+            started_by=row["started_by"],
+        ),
+        created_at=datetime.fromisoformat(row["created_at"]),
+        updated_at=datetime.fromisoformat(row["updated_at"]),
+        owner=row["owner"],
+        lease_until=float(row["lease_until"]),
+    )
