@@ -90,7 +90,7 @@ _TRANSIENT: tuple[type[BaseException], ...] = (
     asyncpg.exceptions.SerializationError,
     asyncpg.exceptions.OperatorInterventionError,  # admin shutdown, cannot connect now, query cancelled
     asyncpg.exceptions.ReadOnlySQLTransactionError,  # a standby, during a failover
-    asyncpg.exceptions.SystemError,  # I/O error
+    asyncpg.exceptions.PostgresSystemError,  # I/O error
     TimeoutError,
 )
 
