@@ -101,6 +101,7 @@ class DebateManager:
         self.clock = clock
         self.formats = dict(formats)
         self._sessions: dict[str, DebateSession] = {}
+        self._stopped_by_store: dict[str, str] = {}  # debates the store stopped, to say so on resume
 
     def prepare(self, spec: DebateSpec) -> PreparedDebate:
         """Check a request without starting it. Raises SpecError or ModelConfigError."""
@@ -142,7 +143,7 @@ class DebateManager:
     def _run(self, session: DebateSession) -> DebateHandle:
         self._sessions[session.debate_id] = session
         session.start()
-        session.on_done(lambda: self._forget(session.debate_id))
+        session.on_done(lambda: self._forget(session))
         return DebateHandle(session)
 
     def _stored_session(
@@ -209,11 +210,13 @@ class DebateManager:
         if events and isinstance(events[-1], DebateCompleted):  # it ended; only its status was lost
             await self.store.set_status(record.id, STATUS_OF_REASON[events[-1].reason], events[-1].detail)
             raise AlreadyEnded(f"debate {record.id} had already ended")
-        if notice is None and record.reason.startswith("interrupted: the database"):
+        stopped = self._stopped_by_store.pop(record.id, None)
+        if notice is None and (stopped is not None or record.reason.startswith("interrupted: the database")):
             notice = Notice(
                 level="warning",
                 code="store_resumed",
-                message="Rostra's database is back; this debate goes on from where it stopped.",
+                message="This debate stopped for a while because Rostra's database was unavailable;"
+                " it goes on from where it stopped.",
             )
         session = self._stored_session(
             record,
@@ -292,8 +295,11 @@ class DebateManager:
         log.info("debate %s started (%s): %s", debate_id, prepared.spec.format, prepared.spec.topic)
         return handle
 
-    def _forget(self, debate_id: str) -> None:
-        self._sessions.pop(debate_id, None)
+    def _forget(self, session: DebateSession) -> None:
+        if self._sessions.get(session.debate_id) is session:
+            del self._sessions[session.debate_id]
+        if session.store_failure is not None:
+            self._stopped_by_store[session.debate_id] = session.store_failure
 
     def get(self, debate_id: str) -> DebateHandle | None:
         session = self._sessions.get(debate_id)

@@ -272,6 +272,11 @@ class DebateSession:
                     elapsed=event.elapsed, paused_total=event.paused_total, paused=event.paused
                 )
 
+    @property
+    def store_failure(self) -> str | None:
+        """Why the store stopped this debate (it stays resumable), if it did."""
+        return self._store_failure
+
     # --- what a resumed debate's vote windows ask (WindowResume) ----------------------------------
 
     @property
