@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -296,3 +297,27 @@ async def test_a_debate_that_ended_just_before_a_crash_only_has_its_status_fixed
     events, record = await events_of(config, handle.debate_id)
     assert record is not None and record.status == "completed"
     assert sum(isinstance(e, DebateCompleted) for e in events) == 1
+
+
+async def test_a_vote_that_now_goes_another_way_names_the_event_not_a_task_group(tmp_path: Path) -> None:
+    """The mismatch is found inside the vote's task group: the reason is still the event, not
+    "ExceptionGroup: unhandled errors in a TaskGroup"."""
+    script = {f"persona:{p}:observer": [{"vote": "replace", "reason": "r"}] for p in ("basil", "celeste")}
+    spec = DebateSpec("arena", TOPIC, {**OPTIONS, "rounds": 2, "exchanges_per_round": 1})
+    config = config_for(tmp_path, script)
+    debate_id = await run_until(config, spec, lambda e: isinstance(e, VotingClosed) and e.vote_id == "v1")
+    # the stored answers of the vote's model calls now say otherwise (a different model, say)
+    conn = sqlite3.connect(tmp_path / "rostra.db")
+    with conn:
+        changed = conn.execute(
+            "UPDATE model_calls SET payload = replace(payload, 'replace', 'keep') WHERE key LIKE '%|vote'"
+        ).rowcount
+    conn.close()
+    assert changed > 0
+    sink = RecordingSink()
+    [_], [result] = await resume(config, sink)
+    assert result.reason == "failed"
+    assert result.detail.startswith("could not be resumed: event #"), result.detail
+    assert "TaskGroup" not in result.detail
+    [notice] = [e for e in sink.events if isinstance(e, Notice)]
+    assert notice.message.startswith("This debate could not be resumed after a restart: event #")

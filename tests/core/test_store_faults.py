@@ -8,6 +8,7 @@ so SQLite answers SQLITE_FULL "database or disk is full", exactly as on a full f
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 import time
@@ -20,8 +21,8 @@ import pytest
 from bot.config import Config, Secrets
 from bot.runtime import Runtime
 from core.clock import FakeClock
-from core.errors import StoreUnavailable
-from core.events import Event, Notice, TurnCompleted
+from core.errors import StoreError, StoreUnavailable
+from core.events import Event, Notice, TurnCompleted, TurnDelta, TurnStarted
 from core.ports import DebateRecord, EventSink
 from core.session import DebateHandle
 from core.spec import DebateSpec
@@ -241,6 +242,10 @@ async def test_a_lock_held_for_a_while_pauses_every_debate_and_each_goes_on(tmp_
             assert len(sink.of(TurnCompleted)) == 2 * 2 * 2 + 1  # two rounds of two exchanges, a summary
             record_ = await rt.store.get_debate(handle.debate_id)
             assert record_ is not None and record_.status == "completed"
+            calls = await rt.store.calls(handle.debate_id)  # none lost while the lock was held
+            spoken = [k for k in calls if k[0].endswith(("|turn", "|summary"))]
+            assert len(spoken) == len(sink.of(TurnCompleted)), sorted(calls)
+            assert all(json.loads(p)["ok"] for p in calls.values())
         paused = [n for s in sinks.values() for n in s.of(Notice) if n.code == "store_paused"]
         assert paused, "no thread said the debate paused"
         assert all("database was unavailable" in n.message for n in paused)
@@ -292,3 +297,37 @@ async def test_a_full_disk_past_the_limit_interrupts_and_the_debates_come_back(t
             assert len([e for e in stored if isinstance(e, TurnCompleted)]) == 2 * 2 * 2 + 1
             said = [n.message for n in sink.of(Notice)]
             assert any("database was unavailable" in m for m in said), said
+
+
+@pytest.mark.parametrize("fault", ["unavailable", "refused"])
+async def test_a_store_fault_mid_stream_is_not_taken_for_a_model_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """The store stops taking events while a turn streams (for good, or it refuses them): the turn
+    is not asked for again and no failure is remembered against the model. An outage leaves the
+    debate resumable; a refusal fails it with the store's reason."""
+    config = fault_config(tmp_path, outage_limit=0.3)
+    real_append = SQLiteStore.append
+    broken: list[bool] = []
+
+    async def append(self: SQLiteStore, event: Event) -> None:
+        if broken or (isinstance(event, TurnDelta) and event.turn_id == "t2"):
+            broken.append(True)
+            if fault == "unavailable":
+                raise StoreUnavailable("the database is unavailable: database or disk is full")
+            raise StoreError("the database refused a write: CHECK constraint failed")
+        await real_append(self, event)
+
+    monkeypatch.setattr(SQLiteStore, "append", append)
+    sink = RecordingSink()
+    async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
+        handle = await rt.start_debate(DebateSpec("arena", TOPIC, OPTIONS), sink, seed=4)
+        result = await handle.wait()
+        calls = await rt.store.calls(handle.debate_id)
+    if fault == "unavailable":
+        assert result.reason == "interrupted" and "database was unavailable" in result.detail
+    else:
+        assert result.reason == "failed" and "refused a write" in result.detail
+    assert all(json.loads(payload)["ok"] for payload in calls.values()), calls
+    started = [e for e in sink.events if isinstance(e, TurnStarted) and e.turn_id == "t2"]
+    assert [e.attempt for e in started] == [1]  # never "attempt 2" on a store fault
