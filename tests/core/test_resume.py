@@ -305,7 +305,7 @@ async def test_a_vote_that_now_goes_another_way_names_the_event_not_a_task_group
     script = {f"persona:{p}:observer": [{"vote": "replace", "reason": "r"}] for p in ("basil", "celeste")}
     spec = DebateSpec("arena", TOPIC, {**OPTIONS, "rounds": 2, "exchanges_per_round": 1})
     config = config_for(tmp_path, script)
-    debate_id = await run_until(config, spec, lambda e: isinstance(e, VotingClosed) and e.vote_id == "v1")
+    await run_until(config, spec, lambda e: isinstance(e, VotingClosed) and e.vote_id == "v1")
     # the stored answers of the vote's model calls now say otherwise (a different model, say)
     conn = sqlite3.connect(tmp_path / "rostra.db")
     with conn:
