@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from bot.config import Secrets
 from bot.runtime import Runtime
 from core.errors import LeaseLost, StoreError
-from core.events import Event, Notice, TurnCompleted
+from core.events import Notice, TurnCompleted
 from core.manager import LeasedElsewhere
 from core.ports import DebateRecord, EventSink
 from core.spec import DebateSpec
@@ -97,19 +98,13 @@ async def test_a_heartbeat_keeps_the_lease_and_a_taken_lease_is_noticed(tmp_path
             assert now is not None
             if now.lease_until > first.lease_until:
                 break
-            await _sleep(0.05)
+            await asyncio.sleep(0.05)
         else:
             raise AssertionError("the lease was never renewed")
     finally:
         await store.close()
     closed = sqlite3.connect(path).execute("SELECT owner, lease_until FROM debates").fetchone()
     assert closed == ("", 0)  # a clean close gives the lease up
-
-
-async def _sleep(seconds: float) -> None:
-    import asyncio
-
-    await asyncio.sleep(seconds)
 
 
 V1_SCHEMA = """
@@ -137,37 +132,20 @@ INSERT INTO schema_version VALUES (1);
 """
 
 
-async def test_a_version_1_file_is_upgraded_and_its_debate_resumes(tmp_path: Path) -> None:
-    """A debate interrupted under the previous Rostra (schema 1) resumes to its end after the upgrade."""
-    config = make_config(tmp_path)
-    spec = DebateSpec("arena", "Should cities ban cars?", {"rounds": 1, "exchanges_per_round": 1, "humans": "off"})
-    sink = RecordingSink()
-    cut = [False]
+COLUMNS_V1 = (
+    "id, format, topic, spec, status, reason, platform, scope, channel, started_by, created_at, updated_at"
+)
 
-    def stop_at(event: Event) -> None:
-        if isinstance(event, TurnCompleted) and not cut[0]:
-            cut[0] = True
-            raise_soon.append(True)
 
-    raise_soon: list[bool] = []
-    sink.hooks.append(stop_at)
-    async with Runtime(config, secrets=Secrets()) as rt:
-        handle = await rt.start_debate(spec, sink, seed=3)
-        for _ in range(500):
-            if raise_soon:
-                break
-            await _sleep(0.01)
-        debate_id = handle.debate_id
-    # turn the file back into what version 1 wrote: same rows, no lease columns
-    db = tmp_path / "rostra.db"
-    old = tmp_path / "old.db"
+def downgrade_to_v1(db: Path) -> None:
+    """Rewrite the file as version 1 wrote it: the same rows, no lease columns."""
+    old = db.with_name("old.db")
     src = sqlite3.connect(db)
     dst = sqlite3.connect(old)
     dst.executescript(V1_SCHEMA)
-    columns = "id, format, topic, spec, status, reason, platform, scope, channel, started_by, created_at, updated_at"
     dst.executemany(
-        f"INSERT INTO debates ({columns}) VALUES ({','.join('?' * 12)})",
-        src.execute(f"SELECT {columns} FROM debates").fetchall(),
+        f"INSERT INTO debates ({COLUMNS_V1}) VALUES ({','.join('?' * 12)})",
+        src.execute(f"SELECT {COLUMNS_V1} FROM debates").fetchall(),
     )
     for table in ("events", "model_calls", "bindings"):
         rows = src.execute(f"SELECT * FROM {table}").fetchall()
@@ -180,6 +158,20 @@ async def test_a_version_1_file_is_upgraded_and_its_debate_resumes(tmp_path: Pat
     for suffix in ("-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 
+
+async def test_a_version_1_file_is_upgraded_and_its_debate_resumes(tmp_path: Path) -> None:
+    """A debate interrupted under the previous Rostra (schema 1) resumes to its end after the upgrade."""
+    config = make_config(tmp_path)
+    spec = DebateSpec("arena", "Tabs?", {"rounds": 1, "exchanges_per_round": 1, "humans": "off"})
+    spoke = asyncio.Event()
+    sink = RecordingSink()
+    sink.hooks.append(lambda e: spoke.set() if isinstance(e, TurnCompleted) else None)
+    async with Runtime(config, secrets=Secrets()) as rt:
+        handle = await rt.start_debate(spec, sink, seed=3)
+        await spoke.wait()
+        debate_id = handle.debate_id  # leaving the runtime interrupts it
+    downgrade_to_v1(tmp_path / "rostra.db")
+
     later = RecordingSink()
 
     async def reattach(rec: DebateRecord, values: dict[str, str]) -> EventSink | None:
@@ -189,7 +181,7 @@ async def test_a_version_1_file_is_upgraded_and_its_debate_resumes(tmp_path: Pat
         [resumed] = await rt.resume_debates("terminal", reattach)
         result = await resumed.wait()
         assert resumed.debate_id == debate_id and result.reason == "max_rounds"
-    conn = sqlite3.connect(db)
+    conn = sqlite3.connect(tmp_path / "rostra.db")
     assert conn.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
     assert conn.execute("SELECT status, owner FROM debates").fetchone() == ("completed", "")
     conn.close()
@@ -276,7 +268,8 @@ def test_resume_of_a_debate_running_elsewhere_is_refused_in_one_line(tmp_path: P
 def calls_agree_with_events(db: Path, debate_id: str, turns: list[TurnCompleted]) -> None:
     """Each speaker's n-th stored turn is the n-th answer stored for that speaker's model."""
     conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT key, n, payload FROM model_calls WHERE debate_id = ?", (debate_id,)).fetchall()
+    query = "SELECT key, n, payload FROM model_calls WHERE debate_id = ?"
+    rows = conn.execute(query, (debate_id,)).fetchall()
     conn.close()
     answers: dict[str, dict[int, str]] = {}
     for key, n, payload in rows:
