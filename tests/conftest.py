@@ -11,6 +11,9 @@ from bot.config import Config
 from core.clock import FakeClock
 from tests.helpers import RecordingSink, make_config
 
+# a real Postgres server (`postgres_server`, `postgres_url`), started once per session when asked for
+pytest_plugins = ["tests.pg"]
+
 _LEAKY = (
     "ANTHROPIC_API_KEY",
     "DISCORD_TOKEN",

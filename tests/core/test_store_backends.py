@@ -1,0 +1,158 @@
+"""The store protocol on both backends: SQLite on a real file, Postgres on a real server.
+
+The same tests run against each; what one backend does that the other cannot (WAL mode, version-1
+files, NOTIFY) is tested in the backend's own tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from core.errors import LeaseLost, StoreError
+from core.events import Notice, PhaseChanged, TurnCompleted
+from core.ports import Binding, Store
+from core.settings import StorageSettings
+from core.spec import DebateSpec
+from core.storage import open_store
+from tests.core.test_store import record
+from tests.helpers import RecordingSink
+
+Opener = Callable[[], Awaitable[Store]]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def opener(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opener]:
+    """Opens stores (as many processes would) on one fresh database of the backend."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'r.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    opened: list[Store] = []
+
+    async def open_one() -> Store:
+        store = await open_store(url, StorageSettings(url=url, busy_timeout=1.0))
+        opened.append(store)
+        return store
+
+    yield open_one
+    for store in opened:
+        await store.close()
+
+
+def note(debate_id: str, seq: int, message: str = "") -> Notice:
+    return Notice(debate_id=debate_id, seq=seq, level="info", code="x", message=message or f"#{seq}")
+
+
+async def test_events_round_trip_and_seq_must_not_skip(opener: Opener) -> None:
+    store = await opener()
+    await store.create_debate(record("d1"))
+    await store.append(PhaseChanged(debate_id="d1", seq=1, phase="debating"))
+    await store.append(note("d1", 2, "hello"))
+    with pytest.raises(StoreError, match="does not follow 2"):
+        await store.append(note("d1", 4))
+    with pytest.raises(StoreError):
+        await store.append(note("d1", 2, "again"))
+    events = await store.events("d1")
+    assert [(e.seq, e.kind) for e in events] == [(1, "phase_changed"), (2, "notice")]
+    assert isinstance(events[1], Notice) and events[1].message == "hello"
+
+
+async def test_debates_statuses_bindings_and_listing(opener: Opener) -> None:
+    store = await opener()
+    await store.create_debate(record("a"))
+    await store.create_debate(record("b"))
+    await store.set_status("a", "completed", "time ran out")
+    await store.set_binding_value("b", "thread", "123")
+    await store.set_binding_value("b", "thread", "456")
+    other = await opener()  # another process sees what was committed
+    a = await other.get_debate("a")
+    assert a is not None and (a.status, a.reason, a.owner) == ("completed", "time ran out", "")
+    assert a.binding == Binding(platform="discord", scope="g1", channel="c1", started_by="u1")
+    assert [r.id for r in await other.debates_with_status("running")] == ["b"]
+    assert await other.binding_values("b") == {"thread": "456"}
+    assert {r.id for r in await other.list_debates()} == {"a", "b"}
+    assert await other.get_debate("nope") is None
+
+
+async def test_model_calls_are_fenced_and_never_overwritten(opener: Opener) -> None:
+    owner, other = await opener(), await opener()
+    await owner.create_debate(record("d"))
+    await owner.record_call("d", "ada|proposition|turn", 0, '"first"')
+    await owner.record_call("d", "ada|proposition|turn", 0, '"second"')
+    with pytest.raises(LeaseLost):
+        await other.record_call("d", "ada|proposition|turn", 0, '"other"')
+    with pytest.raises(LeaseLost):
+        await other.append(note("d", 1))
+    assert not await other.acquire("d")
+    assert await owner.calls("d") == {("ada|proposition|turn", 0): '"first"'}
+    await owner.release("d")
+    assert await other.acquire("d")
+    with pytest.raises(LeaseLost):
+        await owner.append(note("d", 1))  # the first owner lost it: fenced out
+    await other.append(note("d", 1))
+    assert [e.seq for e in await owner.events("d")] == [1]
+
+
+async def test_many_debates_append_at_once_without_gaps(opener: Opener) -> None:
+    stores = [await opener() for _ in range(3)]
+    ids = [f"d{i}" for i in range(12)]
+    for i, debate_id in enumerate(ids):
+        await stores[i % 3].create_debate(record(debate_id))
+
+    async def debate(i: int, debate_id: str) -> None:
+        for seq in range(1, 26):
+            await stores[i % 3].append(note(debate_id, seq))
+
+    await asyncio.gather(*(debate(i, d) for i, d in enumerate(ids)))
+    for debate_id in ids:
+        assert [e.seq for e in await stores[0].events(debate_id)] == list(range(1, 26))
+
+
+async def test_a_vote_left_by_another_process_reaches_the_owner(opener: Opener) -> None:
+    owner, other = await opener(), await opener()
+    await owner.create_debate(record("d"))
+    waiting = asyncio.ensure_future(owner.wait_for_votes())
+    await asyncio.sleep(0.2)  # the owner is listening (Postgres) or polling (SQLite)
+    await other.post_vote("d", '{"vote_id": "v1", "voter": "u1", "choice": "keep"}')
+    await asyncio.wait_for(waiting, timeout=10)
+    assert await owner.take_votes("d") == ['{"vote_id": "v1", "voter": "u1", "choice": "keep"}']
+    assert await owner.take_votes("d") == []
+    with pytest.raises(LeaseLost):
+        await other.take_votes("d")
+
+
+async def test_a_debate_cut_short_on_postgres_resumes_to_the_same_end(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """The whole engine on Postgres (ROSTRA_STORAGE__URL=postgresql://…): cut mid-debate, resumed,
+    it ends as the same debate on SQLite does."""
+    from tests.core.test_resume import (
+        OPTIONS,
+        TOPIC,
+        config_for,
+        events_of,
+        figures,
+        resume,
+        run_until,
+        spoken,
+    )
+
+    spec = DebateSpec("arena", TOPIC, OPTIONS)
+    on_sqlite = config_for(tmp_path / "sqlite")
+    on_postgres = config_for(tmp_path, storage={"url": postgres_url})
+    results = []
+    for config in (on_sqlite, on_postgres):
+        third_turn = lambda e: isinstance(e, TurnCompleted) and e.turn_id == "t3"  # noqa: E731
+        debate_id = await run_until(config, spec, third_turn)
+        [handle], [result] = await resume(config, RecordingSink())
+        assert handle.debate_id == debate_id and result.reason == "max_rounds"
+        events, rec = await events_of(config, debate_id)
+        assert rec is not None and rec.status == "completed"
+        assert [e.seq for e in events] == list(range(1, len(events) + 1))
+        results.append(events)
+    assert spoken(results[0]) == spoken(results[1])
+    assert figures(results[0]) == figures(results[1])
