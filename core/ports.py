@@ -56,11 +56,11 @@ class DebateRecord(BaseModel):
 def owner_alive(owner: str) -> bool:
     """False when the owner is a process on this machine that has exited (its lease is void).
 
-    Owner ids are `host:pid:token`. A process elsewhere cannot be checked: its lease runs out.
+    Owner ids are `instance:pid:token`. A process elsewhere cannot be checked: its lease runs out.
     """
     host, _, rest = owner.partition(":")
     pid_text, _, token = rest.partition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
+    if host != instance_name() or not pid_text.isdigit():
         return True
     pid = int(pid_text)
     if pid == os.getpid():
@@ -78,10 +78,15 @@ LIVE_OWNERS: set[str] = set()
 """The tokens of the stores open in this process (a closed store's leases are void at once)."""
 
 
+def instance_name() -> str:
+    """This machine in owner ids: $ROSTRA_INSTANCE, else the host name (containers: one each)."""
+    return (os.environ.get("ROSTRA_INSTANCE") or socket.gethostname()).replace(":", "-")
+
+
 def new_owner_id() -> str:
     token = secrets.token_hex(4)
     LIVE_OWNERS.add(token)
-    return f"{socket.gethostname()}:{os.getpid()}:{token}"
+    return f"{instance_name()}:{os.getpid()}:{token}"
 
 
 def retire_owner_id(owner: str) -> None:
