@@ -33,11 +33,14 @@ def bot_intents() -> discord.Intents:
 
 class RostraBot(commands.Bot):
     def __init__(self, rt: Host) -> None:
+        shards = rt.config.discord  # several processes split the servers: discord.py's sharding
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=bot_intents(),
             allowed_mentions=NO_MENTIONS,
             help_command=None,
+            shard_id=shards.shard_id,
+            shard_count=shards.shard_count,
         )
         self.rt = rt
         self.settings = rt.config.discord

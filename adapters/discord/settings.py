@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ARCHIVE_MINUTES = (60, 1440, 4320, 10080)
 
@@ -27,6 +27,19 @@ class DiscordSettings(BaseModel):
     )
     send_retries: int = Field(2, ge=0, le=5, description="retries of a send Discord answered 5xx or 429")
     retry_delay: float = Field(1.0, ge=0.0, le=30.0, description="seconds before the first retry (doubles)")
+
+    shard_id: int | None = Field(
+        None, ge=0, description="this process's shard; with shard_count, several processes split the servers"
+    )
+    shard_count: int | None = Field(None, ge=1, description="how many shards in all (one per process)")
+
+    @model_validator(mode="after")
+    def _shards_together(self) -> DiscordSettings:
+        if (self.shard_id is None) != (self.shard_count is None):
+            raise ValueError("discord.shard_id and discord.shard_count go together (set both or neither)")
+        if self.shard_id is not None and self.shard_count is not None and self.shard_id >= self.shard_count:
+            raise ValueError(f"discord.shard_id must be below shard_count ({self.shard_count})")
+        return self
 
     @field_validator("thread_archive_minutes")
     @classmethod
