@@ -77,6 +77,7 @@ class Runtime:
         self._resuming = asyncio.Lock()
         self._adopter: asyncio.Task[None] | None = None
         self._failover = False
+        self._votes: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Runtime:
         """Open the store (StoreError, one clear line, when it cannot be used) and the manager."""
@@ -93,11 +94,12 @@ class Runtime:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._adopter is not None:
-            self._adopter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._adopter
-            self._adopter = None
+        for task in (self._adopter, self._votes):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._adopter = self._votes = None
         if self._manager is not None:
             await self._manager.aclose()
         if self._store is not None:
@@ -153,9 +155,12 @@ class Runtime:
             return await self._resume(platform, attach)
 
     def enable_failover(self) -> None:
-        """Take over debates whose owner died (the bot processes do; tests that need it may)."""
+        """Run as one of many processes (the bot processes do; tests that need it may): take over
+        debates whose owner died, and apply the votes other processes leave for debates run here."""
         self._failover = True
         self._start_adopting()
+        if self._votes is None and self._manager is not None:
+            self._votes = asyncio.create_task(self._manager.deliver_votes_forever(), name="rostra-votes")
 
     def _start_adopting(self) -> None:
         if self._failover and self._attached and self._adopter is None and self._store is not None:

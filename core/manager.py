@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import random
 import secrets
@@ -15,7 +16,14 @@ from typing import Literal
 from pydantic import BaseModel
 
 from core.clock import Clock
-from core.errors import AdmissionError, DebateError, SpecError, StoreError
+from core.errors import (
+    AdmissionError,
+    BallotClosedError,
+    BallotError,
+    DebateError,
+    SpecError,
+    StoreError,
+)
 from core.events import CompletionReason, DebateCompleted, Event, Notice
 from core.formats import FORMATS, DebateFormat, Outcome
 from core.llm.memo import CallMemo
@@ -294,6 +302,63 @@ class DebateManager:
         )
         log.info("debate %s started (%s): %s", debate_id, prepared.spec.format, prepared.spec.topic)
         return handle
+
+    # --- votes from any process ---------------------------------------------------------------
+
+    async def cast_vote(
+        self,
+        debate_id: str,
+        vote_id: str,
+        voter_id: str,
+        choice: str | None,
+        *,
+        voter_name: str | None = None,
+    ) -> None:
+        """A person's vote (None withdraws it), whichever process runs the debate.
+
+        Here: straight to the debate (BallotError when refused). Elsewhere: left in the store for the
+        owner, which picks it up at once (Postgres NOTIFY) or within `storage.poll_seconds` (SQLite).
+        """
+        session = self._sessions.get(debate_id)
+        if session is not None:
+            handle = DebateHandle(session)
+            if choice is None:
+                await handle.withdraw_human_vote(vote_id, voter_id)
+            else:
+                await handle.cast_human_vote(vote_id, voter_id, choice, voter_name=voter_name)
+            return
+        record = await self.store.get_debate(debate_id)
+        if record is None or record.status != "running":
+            raise BallotClosedError("The debate has ended.")
+        vote = {"vote_id": vote_id, "voter_id": voter_id, "choice": choice, "voter_name": voter_name}
+        await self.store.post_vote(debate_id, json.dumps(vote))
+
+    async def deliver_votes_forever(self) -> None:
+        """Apply the votes other processes left for the debates running here, as they arrive."""
+        while True:
+            await self.store.wait_for_votes()
+            for debate_id in list(self._sessions):
+                try:
+                    await self.deliver_votes(debate_id)
+                except StoreError as exc:
+                    log.warning("debate %s: could not take its votes from the store: %s", debate_id, exc)
+
+    async def deliver_votes(self, debate_id: str) -> None:
+        session = self._sessions.get(debate_id)
+        if session is None or session.done:
+            return
+        for payload in await self.store.take_votes(debate_id):
+            vote = json.loads(payload)
+            try:
+                await self.cast_vote(
+                    debate_id,
+                    vote["vote_id"],
+                    vote["voter_id"],
+                    vote["choice"],
+                    voter_name=vote["voter_name"],
+                )
+            except BallotError as exc:  # the window closed meanwhile, say: as for a vote cast here
+                log.info("debate %s: a vote from another process was refused: %s", debate_id, exc)
 
     def _forget(self, session: DebateSession) -> None:
         if self._sessions.get(session.debate_id) is session:

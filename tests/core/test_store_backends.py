@@ -12,14 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import Secrets
+from bot.runtime import Runtime
 from core.errors import LeaseLost, StoreError
-from core.events import Notice, PhaseChanged, TurnCompleted
+from core.events import HumanVoteOpened, Notice, PhaseChanged, TurnCompleted, VoteCast, VotingClosed
 from core.ports import Binding, Store
 from core.settings import StorageSettings
 from core.spec import DebateSpec
 from core.storage import open_store
 from tests.core.test_store import record
-from tests.helpers import RecordingSink
+from tests.helpers import RecordingSink, make_config
 
 Opener = Callable[[], Awaitable[Store]]
 
@@ -156,3 +158,34 @@ async def test_a_debate_cut_short_on_postgres_resumes_to_the_same_end(
         results.append(events)
     assert spoken(results[0]) == spoken(results[1])
     assert figures(results[0]) == figures(results[1])
+
+
+async def test_a_vote_cast_in_a_process_that_does_not_run_the_debate_counts(
+    tmp_path: Path, request: pytest.FixtureRequest, opener: Opener
+) -> None:
+    """Two runtimes on one database (two processes): a person's vote reaches the one running the
+    debate (through the store: NOTIFY on Postgres, polling on SQLite) and is counted."""
+    url = (
+        request.getfixturevalue("postgres_url")
+        if "postgres" in request.node.callspec.id
+        else f"sqlite:///{tmp_path / 'votes.db'}"
+    )
+    config = make_config(tmp_path, storage={"url": url, "poll_seconds": 0.2}, model={"latency": 0.01})
+    spec = DebateSpec(
+        "arena", "Tabs?", {"rounds": 1, "exchanges_per_round": 1, "humans": "vote", "human_window": 5}
+    )
+    sink = RecordingSink()
+    opened: asyncio.Queue[HumanVoteOpened] = asyncio.Queue()
+    sink.hooks.append(lambda e: opened.put_nowait(e) if isinstance(e, HumanVoteOpened) else None)
+    async with Runtime(config, secrets=Secrets()) as owner, Runtime(config, secrets=Secrets()) as elsewhere:
+        owner.enable_failover()
+        handle = await owner.start_debate(spec, sink, seed=2)
+        window = await asyncio.wait_for(opened.get(), timeout=30)
+        assert elsewhere.manager.get(handle.debate_id) is None
+        await elsewhere.manager.cast_vote(handle.debate_id, window.vote_id, "u7", "replace", voter_name="Ana")
+        result = await handle.wait()
+    [cast] = [e for e in sink.events if isinstance(e, VoteCast) and e.voter.human]
+    assert (cast.voter.id, cast.choice) == ("u7", "replace")
+    [closed] = sink.of(VotingClosed)
+    assert closed.human_tally == {"keep": 0, "replace": 1}
+    assert result.stats.human_votes == 1
