@@ -21,6 +21,7 @@ from core.events import (
     DebateStarted,
     Event,
     HumanVoteOpened,
+    Notice,
     PhaseChanged,
     SpeakerSwitched,
     TurnCompleted,
@@ -45,6 +46,14 @@ class ResumeMismatch(DebateError):
 def from_outside(event: Event) -> bool:
     """People's votes reach the log from the channel, not from the format."""
     return (isinstance(event, VoteCast) and event.voter.human) or isinstance(event, VoteWithdrawn)
+
+
+SESSION_NOTICES = frozenset({"store_paused", "store_unavailable", "store_resumed", "taken_over"})
+"""Notices the session adds on its own (a store outage, a takeover): no format emits them again."""
+
+
+def from_session(event: Event) -> bool:
+    return isinstance(event, Notice) and event.code in SESSION_NOTICES
 
 
 def _identity(event: Event) -> tuple[Any, ...]:
@@ -96,7 +105,9 @@ class Replay:
         """People's votes and streamed text next in the log: consumed here, applied by the caller."""
         taken = []
         while self.active and (
-            from_outside(self._events[self._pos]) or isinstance(self._events[self._pos], TurnDelta)
+            from_outside(self._events[self._pos])
+            or from_session(self._events[self._pos])
+            or isinstance(self._events[self._pos], TurnDelta)
         ):
             taken.append(self._events[self._pos])
             self._pos += 1
@@ -123,7 +134,7 @@ class Replay:
     def restarts(self, turn_id: str) -> bool:
         """Whether the next stored event (past streamed text and votes) starts this turn again."""
         for event in self._events[self._pos :]:
-            if from_outside(event) or isinstance(event, TurnDelta):
+            if from_outside(event) or from_session(event) or isinstance(event, TurnDelta):
                 continue
             return isinstance(event, TurnStarted) and event.turn_id == turn_id
         return False

@@ -1,11 +1,12 @@
-"""The SQLite store: a debates table and an append-only event log, through aiosqlite in WAL mode.
+"""The SQLite store: a debates table and an append-only event log, in WAL mode.
 
-Writes go through one writer task on one connection. It takes the queued writes, runs each inside
-its own SAVEPOINT of one `BEGIN IMMEDIATE` transaction, and resolves each caller only after that
-transaction's COMMIT succeeded: a write that another write's failure undoes is never reported as
-done, and one write's refusal (a seq gap, a lost lease) does not undo the others. Today a batch is
-whatever is queued when the writer wakes; a larger group commit only changes `_next_batch`.
-Reads use a second connection, which in WAL mode sees committed data only.
+Writes go through one writer task and one connection on one dedicated thread. The task takes the
+queued writes and runs the whole batch on the thread in one call: one `BEGIN IMMEDIATE` transaction,
+each write inside its own SAVEPOINT, then COMMIT; each caller is resolved only after that COMMIT
+succeeded. A write that another write's failure undoes is never reported as done, and one write's
+refusal (a seq gap, a lost lease) does not undo the others. A batch is whatever is queued when the
+writer wakes (group commit); a policy for larger batches only changes `_next_batch`.
+Reads use a second connection (aiosqlite), which in WAL mode sees committed data only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,7 +130,7 @@ def store_fault(exc: BaseException) -> StoreError:
     return StoreError(f"the database refused a write: {text}")
 
 
-Op = Callable[[aiosqlite.Connection], Awaitable[Any]]
+Op = Callable[[sqlite3.Connection], Any]  # runs on the writer thread, inside the batch's transaction
 
 
 @dataclass
@@ -142,12 +144,14 @@ class SQLiteStore:
 
     def __init__(
         self,
-        writer: aiosqlite.Connection,
+        writer: sqlite3.Connection,
+        thread: ThreadPoolExecutor,
         reader: aiosqlite.Connection,
         path: Path,
         settings: StorageSettings,
     ) -> None:
         self._conn = writer
+        self._thread = thread
         self._reader = reader
         self.path = path
         self.settings = settings
@@ -165,29 +169,25 @@ class SQLiteStore:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"Cannot create the folder for the database {path}: {exc.strerror}") from None
-        try:
-            writer = await aiosqlite.connect(path, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StoreError(f"Cannot open the database {path}: {exc}") from None
+        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rostra-sqlite-writer")
+        loop = asyncio.get_running_loop()
+        writer: sqlite3.Connection | None = None
         reader: aiosqlite.Connection | None = None
         try:
-            writer.row_factory = aiosqlite.Row
-            await writer.execute(f"PRAGMA busy_timeout={int(settings.busy_timeout * 1000)}")
-            await writer.execute("PRAGMA journal_mode=WAL")
-            await writer.execute("PRAGMA synchronous=NORMAL")
-            await writer.execute("PRAGMA foreign_keys=ON")
-            await _migrate(writer, path)
+            writer = await loop.run_in_executor(thread, _connect_writer, path, settings)
             reader = await aiosqlite.connect(path, isolation_level=None)
             reader.row_factory = aiosqlite.Row
             await reader.execute(f"PRAGMA busy_timeout={int(settings.busy_timeout * 1000)}")
         except BaseException as exc:
-            await writer.close()
+            if writer is not None:
+                await loop.run_in_executor(thread, writer.close)
             if reader is not None:
                 await reader.close()
+            thread.shutdown(wait=False)
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"Cannot use the database {path}: {exc}") from None
             raise
-        return cls(writer, reader, path, settings)
+        return cls(writer, thread, reader, path, settings)
 
     @property
     def owner(self) -> str:
@@ -209,7 +209,8 @@ class SQLiteStore:
         self._queue.put_nowait(_Write(None))  # the writer stops here
         await asyncio.wait([self._writer_task])
         retire_owner_id(self._owner)
-        await self._conn.close()
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._conn.close)
+        self._thread.shutdown(wait=False)
         await self._reader.close()
 
     # --- the writer ------------------------------------------------------------------------------
@@ -242,50 +243,64 @@ class SQLiteStore:
         return batch
 
     async def _commit(self, batch: list[_Write]) -> None:
-        """One transaction for the batch, a savepoint per write; callers hear only after COMMIT."""
+        """One transaction for the batch, on the writer thread; callers hear only after COMMIT."""
         pending = [w for w in batch if not w.future.cancelled()]
         if not pending:
             return
+        ops = [w.op for w in pending if w.op is not None]
+        loop = asyncio.get_running_loop()
+        outcomes = await loop.run_in_executor(self._thread, self._commit_on_thread, ops)
+        for w, (ok, value) in zip(pending, outcomes, strict=True):
+            if w.future.done():
+                continue
+            if ok:
+                w.future.set_result(value)
+            else:
+                w.future.set_exception(value)
+
+    def _commit_on_thread(self, ops: list[Op]) -> list[tuple[bool, Any]]:
         conn = self._conn
         try:
-            await conn.execute("BEGIN IMMEDIATE")
+            conn.execute("BEGIN IMMEDIATE")
         except Exception as exc:
-            for w in pending:
-                w.future.set_exception(store_fault(exc))
-            return
-        done: list[tuple[_Write, Any]] = []
+            fault = store_fault(exc)
+            return [(False, fault) for _ in ops]
+        outcomes: list[tuple[bool, Any]] = []
         try:
-            for w in pending:
-                assert w.op is not None
-                await conn.execute("SAVEPOINT one_write")
+            for op in ops:
+                conn.execute("SAVEPOINT one_write")
                 try:
-                    result = await w.op(conn)
+                    value = op(conn)
                 except (StoreError, sqlite3.Error) as exc:
                     if not conn.in_transaction:
                         raise  # SQLite rolled the whole transaction back (a full disk, an I/O error)
-                    await conn.execute("ROLLBACK TO one_write")
-                    await conn.execute("RELEASE one_write")
-                    w.future.set_exception(store_fault(exc))
+                    conn.execute("ROLLBACK TO one_write")
+                    conn.execute("RELEASE one_write")
+                    outcomes.append((False, store_fault(exc)))
                     continue
-                await conn.execute("RELEASE one_write")
-                done.append((w, result))
-            await conn.execute("COMMIT")
+                conn.execute("RELEASE one_write")
+                outcomes.append((True, value))
+            self._end_transaction(conn)
         except Exception as exc:
             if conn.in_transaction:
                 with contextlib.suppress(Exception):
-                    await conn.execute("ROLLBACK")
+                    conn.execute("ROLLBACK")
             fault = store_fault(exc)
-            for w in pending:
-                if not w.future.done():
-                    w.future.set_exception(fault)
-            return
-        for w, result in done:
-            if not w.future.done():
-                w.future.set_result(result)
+            done = len(outcomes)
+            return [(False, fault) if ok else (False, value) for ok, value in outcomes] + [
+                (False, fault) for _ in ops[done:]
+            ]
+        return outcomes
 
-    async def _fence(self, conn: aiosqlite.Connection, debate_id: str) -> None:
-        async with conn.execute("SELECT owner FROM debates WHERE id = ?", (debate_id,)) as cur:
-            row = await cur.fetchone()
+    def _end_transaction(self, conn: sqlite3.Connection) -> None:
+        conn.execute("COMMIT")
+
+    async def on_writer(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run `fn` with the writer's connection on its thread, between batches (maintenance, tests)."""
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, self._conn)
+
+    def _fence(self, conn: sqlite3.Connection, debate_id: str) -> None:
+        row = conn.execute("SELECT owner FROM debates WHERE id = ?", (debate_id,)).fetchone()
         if row is None:
             raise StoreError(f"no debate {debate_id}")
         if row["owner"] not in ("", self._owner):  # released (the debate ended) or ours: writable
@@ -295,18 +310,15 @@ class SQLiteStore:
     # --- leases ----------------------------------------------------------------------------------
 
     async def acquire(self, debate_id: str) -> bool:
-        async def op(conn: aiosqlite.Connection) -> bool:
-            async with conn.execute(
-                "SELECT owner, lease_until FROM debates WHERE id = ?", (debate_id,)
-            ) as cur:
-                row = await cur.fetchone()
+        def op(conn: sqlite3.Connection) -> bool:
+            row = conn.execute("SELECT owner, lease_until FROM debates WHERE id = ?", (debate_id,)).fetchone()
             if row is None:
                 return False
             owner, until = row["owner"], float(row["lease_until"])
             now = time.time()
             if owner not in ("", self._owner) and until > now and owner_alive(owner):
                 return False
-            await conn.execute(
+            conn.execute(
                 "UPDATE debates SET owner = ?, lease_until = ? WHERE id = ? AND owner = ?",
                 (self._owner, now + self.settings.lease_seconds, debate_id, owner),
             )
@@ -318,8 +330,8 @@ class SQLiteStore:
         return taken
 
     async def release(self, debate_id: str) -> None:
-        async def op(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(
                 "UPDATE debates SET owner = '', lease_until = 0 WHERE id = ? AND owner = ?",
                 (debate_id, self._owner),
             )
@@ -327,8 +339,8 @@ class SQLiteStore:
         self._held.discard(debate_id)
         await self._write(op)
 
-    async def _release_all(self, conn: aiosqlite.Connection) -> None:
-        await conn.execute("UPDATE debates SET owner = '', lease_until = 0 WHERE owner = ?", (self._owner,))
+    def _release_all(self, conn: sqlite3.Connection) -> None:
+        conn.execute("UPDATE debates SET owner = '', lease_until = 0 WHERE owner = ?", (self._owner,))
         self._held.clear()
 
     async def _heartbeat_loop(self) -> None:
@@ -341,18 +353,17 @@ class SQLiteStore:
             except StoreError as exc:
                 log.warning("could not renew debate leases: %s", exc)
 
-    async def _renew(self, conn: aiosqlite.Connection) -> None:
+    def _renew(self, conn: sqlite3.Connection) -> None:
         held = sorted(self._held)
         marks = ",".join("?" * len(held))
-        await conn.execute(
+        conn.execute(
             f"UPDATE debates SET lease_until = ? WHERE owner = ? AND id IN ({marks})",
             (time.time() + self.settings.lease_seconds, self._owner, *held),
         )
-        async with conn.execute(
-            f"SELECT id FROM debates WHERE owner = ? AND id IN ({marks})",
-            (self._owner, *held),
-        ) as cur:
-            still = {r["id"] for r in await cur.fetchall()}
+        rows = conn.execute(
+            f"SELECT id FROM debates WHERE owner = ? AND id IN ({marks})", (self._owner, *held)
+        ).fetchall()
+        still = {r["id"] for r in rows}
         for lost in set(held) - still:
             log.warning("debate %s: its lease was taken by another process", lost)
             self._held.discard(lost)
@@ -362,8 +373,8 @@ class SQLiteStore:
     async def create_debate(self, record: DebateRecord) -> None:
         b = record.binding
 
-        async def op(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(
                 "INSERT INTO debates (id, format, topic, spec, status, reason, platform, scope, channel,"
                 " started_by, created_at, updated_at, owner, lease_until)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -389,16 +400,15 @@ class SQLiteStore:
         self._held.add(record.id)
 
     async def append(self, event: Event) -> None:
-        async def op(conn: aiosqlite.Connection) -> None:
-            await self._fence(conn, event.debate_id)
-            async with conn.execute(
+        def op(conn: sqlite3.Connection) -> None:
+            self._fence(conn, event.debate_id)
+            row = conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = ?", (event.debate_id,)
-            ) as cur:
-                row = await cur.fetchone()
+            ).fetchone()
             last = int(row[0]) if row is not None else 0
             if event.seq != last + 1:
                 raise StoreError(f"event seq {event.seq} for debate {event.debate_id} does not follow {last}")
-            await conn.execute(
+            conn.execute(
                 "INSERT INTO events (debate_id, seq, kind, at, payload) VALUES (?,?,?,?,?)",
                 (event.debate_id, event.seq, event.kind, event.at.isoformat(), dump_event(event)),
             )
@@ -408,15 +418,15 @@ class SQLiteStore:
     async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:
         """Fenced; a debate that is no longer running gives its lease up with the same write."""
 
-        async def op(conn: aiosqlite.Connection) -> None:
-            await self._fence(conn, debate_id)
+        def op(conn: sqlite3.Connection) -> None:
+            self._fence(conn, debate_id)
             if status == "running":
-                await conn.execute(
+                conn.execute(
                     "UPDATE debates SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
                     (status, reason, _now(), debate_id),
                 )
             else:
-                await conn.execute(
+                conn.execute(
                     "UPDATE debates SET status = ?, reason = ?, updated_at = ?, owner = '', lease_until = 0"
                     " WHERE id = ?",
                     (status, reason, _now(), debate_id),
@@ -427,9 +437,9 @@ class SQLiteStore:
             self._held.discard(debate_id)
 
     async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
-        async def op(conn: aiosqlite.Connection) -> None:
-            await self._fence(conn, debate_id)
-            await conn.execute(
+        def op(conn: sqlite3.Connection) -> None:
+            self._fence(conn, debate_id)
+            conn.execute(
                 "INSERT INTO bindings (debate_id, key, value) VALUES (?,?,?)"
                 " ON CONFLICT (debate_id, key) DO UPDATE SET value = excluded.value",
                 (debate_id, key, value),
@@ -440,9 +450,9 @@ class SQLiteStore:
     async def record_call(self, debate_id: str, key: str, n: int, payload: str) -> None:
         """Fenced, and never overwrites: the first record of a call is the one a replay gets."""
 
-        async def op(conn: aiosqlite.Connection) -> None:
-            await self._fence(conn, debate_id)
-            await conn.execute(
+        def op(conn: sqlite3.Connection) -> None:
+            self._fence(conn, debate_id)
+            conn.execute(
                 "INSERT INTO model_calls (debate_id, key, n, payload) VALUES (?,?,?,?)"
                 " ON CONFLICT (debate_id, key, n) DO NOTHING",
                 (debate_id, key, n, payload),
@@ -451,22 +461,19 @@ class SQLiteStore:
         await self._write(op)
 
     async def post_vote(self, debate_id: str, payload: str) -> None:
-        async def op(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "INSERT INTO votes_inbox (debate_id, payload) VALUES (?, ?)", (debate_id, payload)
-            )
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO votes_inbox (debate_id, payload) VALUES (?, ?)", (debate_id, payload))
 
         await self._write(op)
 
     async def take_votes(self, debate_id: str) -> list[str]:
-        async def op(conn: aiosqlite.Connection) -> list[str]:
-            await self._fence(conn, debate_id)
-            async with conn.execute(
+        def op(conn: sqlite3.Connection) -> list[str]:
+            self._fence(conn, debate_id)
+            rows = conn.execute(
                 "SELECT id, payload FROM votes_inbox WHERE debate_id = ? ORDER BY id", (debate_id,)
-            ) as cur:
-                rows = list(await cur.fetchall())
+            ).fetchall()
             if rows:
-                await conn.execute(
+                conn.execute(
                     "DELETE FROM votes_inbox WHERE debate_id = ? AND id <= ?", (debate_id, rows[-1]["id"])
                 )
             return [r["payload"] for r in rows]
@@ -514,38 +521,53 @@ class SQLiteStore:
         return {r["key"]: r["value"] for r in rows}
 
 
-async def _migrate(conn: aiosqlite.Connection, path: Path) -> None:
-    """Create the schema, or bring a version-1 file up to date (in one transaction)."""
-    await conn.execute("BEGIN IMMEDIATE")
+def _connect_writer(path: Path, settings: StorageSettings) -> sqlite3.Connection:
+    """The writer's connection, set up and migrated (on the writer thread)."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     try:
-        async with conn.execute(
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout={int(settings.busy_timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        _migrate(conn, path)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Create the schema, or bring a version-1 file up to date (in one transaction)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        existing = conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-        ) as cur:
-            existing = await cur.fetchone()
+        ).fetchone()
         version: int | None = None
         if existing is not None:
-            async with conn.execute("SELECT version FROM schema_version") as cur:
-                row = await cur.fetchone()
+            row = conn.execute("SELECT version FROM schema_version").fetchone()
             version = int(row["version"]) if row is not None else None
         if version is not None and version > SCHEMA_VERSION:
             raise StoreError(f"{path} has schema version {version}; this Rostra expects {SCHEMA_VERSION}")
         if version == 1:
             for statement in _MIGRATE_1_TO_2.strip().split(";"):
                 if statement.strip():
-                    await conn.execute(statement)
+                    conn.execute(statement)
             log.info("%s: schema upgraded from version 1 to %d", path, SCHEMA_VERSION)
         for statement in _SCHEMA.strip().split(";"):
             if statement.strip():
-                await conn.execute(statement)
+                conn.execute(statement)
         if version is None:
-            await conn.execute("DELETE FROM schema_version")
-            await conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            conn.execute("DELETE FROM schema_version")
+            conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
         elif version != SCHEMA_VERSION:
-            await conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
-        await conn.execute("COMMIT")
+            conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
     except BaseException:
-        with contextlib.suppress(Exception):
-            await conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            with contextlib.suppress(Exception):
+                conn.execute("ROLLBACK")
         raise
 
 

@@ -49,14 +49,15 @@ def hold_lock(path: Path, seconds: float, held: threading.Event) -> None:
 
 async def disk_full(store: SQLiteStore, full: bool) -> None:
     """Pin the file's size (every write needing a new page fails with SQLITE_FULL), or unpin it."""
-    conn = store._conn  # the writer's connection: max_page_count is a per-connection limit
-    if full:
-        async with conn.execute("PRAGMA page_count") as cur:
-            row = await cur.fetchone()
-        assert row is not None
-        await conn.execute(f"PRAGMA max_page_count = {int(row[0])}")
-    else:
-        await conn.execute("PRAGMA max_page_count = 1073741823")
+
+    def pin(conn: sqlite3.Connection) -> None:  # max_page_count is a per-connection limit
+        if full:
+            pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+            conn.execute(f"PRAGMA max_page_count = {pages}")
+        else:
+            conn.execute("PRAGMA max_page_count = 1073741823")
+
+    await store.on_writer(pin)
 
 
 def delivered_equals_stored(sink: RecordingSink, stored: list[Event]) -> None:
@@ -95,15 +96,18 @@ async def test_appends_under_a_full_disk_are_stored_exactly_when_they_say_so(tmp
             acknowledged[debate_id].append(seq)
             seq += 1
 
-    async def weather() -> None:
-        for _ in range(6):
-            await asyncio.sleep(0.02)
-            await disk_full(store, True)
-            await asyncio.sleep(0.02)
+    async def weather(debates: asyncio.Future[Any]) -> None:
+        while not debates.done():  # full, then a little room, then full again, until all are done
+            await asyncio.sleep(0.01)
             await disk_full(store, False)
+            await asyncio.sleep(0.002)
+            await disk_full(store, True)
+        await disk_full(store, False)
 
     try:
-        await asyncio.gather(weather(), *(debate(d) for d in ids))
+        await disk_full(store, True)
+        debates = asyncio.gather(*(debate(d) for d in ids))
+        await asyncio.gather(weather(debates), debates)
         for debate_id in ids:
             stored = [e.seq for e in await store.events(debate_id)]
             assert stored == acknowledged[debate_id] == list(range(1, 41))
@@ -113,28 +117,23 @@ async def test_appends_under_a_full_disk_are_stored_exactly_when_they_say_so(tmp
 
 
 class FailingCommits:
-    """Every `every`-th COMMIT on the writer's connection fails as SQLite's does on a full disk:
-    the transaction is rolled back and SQLITE_FULL is raised (a real ROLLBACK, a real error type)."""
+    """Every `every`-th COMMIT of the writer fails as SQLite's does on a full disk: the transaction
+    is rolled back and SQLITE_FULL is raised (a real ROLLBACK, SQLite's own error type)."""
 
-    def __init__(self, store: SQLiteStore, every: int) -> None:
-        self.conn = store._conn
-        self.execute = self.conn.execute
+    def __init__(self, every: int) -> None:
         self.every = every
         self.count = 0
         self.failed = 0
         self.on = True
 
-    def __call__(self, sql: str, *args: Any) -> Any:
-        if sql.strip().upper() == "COMMIT" and self.on:
+    def __call__(self, conn: sqlite3.Connection) -> None:
+        if self.on:
             self.count += 1
             if self.count % self.every == 0:
-                return self._fail()
-        return self.execute(sql, *args)
-
-    async def _fail(self) -> None:
-        await self.execute("ROLLBACK")
-        self.failed += 1
-        raise sqlite3.OperationalError("database or disk is full")
+                conn.execute("ROLLBACK")
+                self.failed += 1
+                raise sqlite3.OperationalError("database or disk is full")
+        conn.execute("COMMIT")
 
 
 async def test_a_commit_that_fails_undoes_no_one_elses_acknowledged_write(
@@ -146,8 +145,8 @@ async def test_a_commit_that_fails_undoes_no_one_elses_acknowledged_write(
     ids = [f"d{i}" for i in range(8)]
     for debate_id in ids:
         await store.create_debate(record(debate_id))
-    faults = FailingCommits(store, every=3)
-    monkeypatch.setattr(store._conn, "execute", faults)
+    faults = FailingCommits(every=3)
+    monkeypatch.setattr(store, "_end_transaction", faults)
     acknowledged: dict[str, list[int]] = {d: [] for d in ids}
 
     async def debate(debate_id: str) -> None:
@@ -331,3 +330,40 @@ async def test_a_store_fault_mid_stream_is_not_taken_for_a_model_failure(
     assert all(json.loads(payload)["ok"] for payload in calls.values()), calls
     started = [e for e in sink.events if isinstance(e, TurnStarted) and e.turn_id == "t2"]
     assert [e.attempt for e in started] == [1]  # never "attempt 2" on a store fault
+
+
+async def test_a_debate_that_paused_on_the_store_resumes_past_its_notice(tmp_path: Path) -> None:
+    """The session's own notices (a pause, a takeover) are in the log but no format emits them:
+    replaying after a restart steps over them instead of calling it a different debate."""
+    config = fault_config(tmp_path, outage_limit=30)
+    path = tmp_path / "rostra.db"
+    locks: list[asyncio.Future[None]] = []
+    paused = asyncio.Event()
+
+    def fault_at(event: Event) -> None:
+        if event.seq == 8 and not locks:
+            locks.append(asyncio.ensure_future(asyncio.to_thread(hold_lock, path, 0.5, threading.Event())))
+        if isinstance(event, Notice) and event.code == "store_paused":
+            paused.set()
+
+    sink = RecordingSink()
+    sink.hooks.append(fault_at)
+    async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
+        handle = await rt.start_debate(DebateSpec("arena", TOPIC, OPTIONS), sink, seed=4)
+        await paused.wait()
+        await locks[0]
+        debate_id = handle.debate_id  # leaving the runtime cuts the debate short after the notice
+
+    later = RecordingSink()
+
+    async def reattach(rec: DebateRecord, values: dict[str, str]) -> EventSink | None:
+        return later
+
+    async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
+        [resumed] = await rt.resume_debates("terminal", reattach)
+        result = await resumed.wait()
+        stored = await rt.store.events(debate_id)
+    assert result.reason == "max_rounds", result.detail
+    assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
+    assert sum(1 for e in stored if isinstance(e, Notice) and e.code == "store_paused") == 1
+    assert len([e for e in stored if isinstance(e, TurnCompleted)]) == 2 * 2 * 2 + 1
