@@ -323,6 +323,7 @@ class DebateSession:
 
     async def cancel(self) -> None:
         """Shutdown: stop the task without closing the debate (it stays resumable)."""
+        self._single_try = True  # a write waiting out a store outage gives up now, not at the limit
         if self._task is not None and not self._task.done():
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -82,6 +82,7 @@ CREATE TABLE IF NOT EXISTS votes_inbox (
 
 _TRANSIENT: tuple[type[BaseException], ...] = (
     OSError,
+    asyncpg.exceptions.InternalClientError,
     asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
     asyncpg.exceptions.InsufficientResourcesError,  # disk full, out of memory, too many connections
@@ -91,6 +92,24 @@ _TRANSIENT: tuple[type[BaseException], ...] = (
     asyncpg.exceptions.OperatorInterventionError,  # admin shutdown, cannot connect now, query cancelled
     asyncpg.exceptions.ReadOnlySQLTransactionError,  # a standby, during a failover
     asyncpg.exceptions.PostgresSystemError,  # I/O error
+    TimeoutError,
+)
+
+
+_CONNECTION_LOST = (
+    asyncpg.exceptions.InternalClientError,  # a connection the server dropped mid-operation
+    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.exceptions.AdminShutdownError,
+    asyncpg.InterfaceError,
+    ConnectionError,
+)
+
+
+_ASYNCPG_ERRORS = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.InternalClientError,
+    OSError,
     TimeoutError,
 )
 
@@ -184,7 +203,9 @@ class PostgresStore:
         try:
             async with self._pool.acquire() as conn, conn.transaction():
                 return await op(conn)
-        except (StoreError, asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+        except (StoreError, *_ASYNCPG_ERRORS) as exc:
+            if isinstance(exc, _CONNECTION_LOST):
+                await self._pool.expire_connections()  # the next write (a retry) starts on a fresh one
             raise store_fault(exc) from None
 
     async def _fence(self, conn: asyncpg.Connection, debate_id: str) -> None:
@@ -196,13 +217,20 @@ class PostgresStore:
             raise LeaseLost(f"debate {debate_id} is owned by another process ({owner})")
 
     async def _read(self, sql: str, *args: Any) -> list[Any]:
+        """A query; once more on a fresh connection when the pooled one turns out dead."""
         if self._closed:
             raise StoreUnavailable("the store is closed")
-        try:
-            async with self._pool.acquire() as conn:
-                return list(await conn.fetch(sql, *args))
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
-            raise store_fault(exc) from None
+        for attempt in (1, 2):
+            try:
+                async with self._pool.acquire() as conn:
+                    return list(await conn.fetch(sql, *args))
+            except _CONNECTION_LOST:
+                await self._pool.expire_connections()  # the server dropped them all, likely: start afresh
+                if attempt == 2:
+                    raise StoreUnavailable("the database connection was lost") from None
+            except _ASYNCPG_ERRORS as exc:
+                raise store_fault(exc) from None
+        raise AssertionError("unreachable")
 
     # --- leases ----------------------------------------------------------------------------------
 
@@ -305,6 +333,12 @@ class PostgresStore:
                     "SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = $1", event.debate_id
                 )
             )
+            if event.seq <= last:
+                stored = await conn.fetchval(
+                    "SELECT payload FROM events WHERE debate_id = $1 AND seq = $2", event.debate_id, event.seq
+                )
+                if stored == text:
+                    return  # a retry of a write whose COMMIT landed but whose answer was lost
             if event.seq != last + 1:
                 raise StoreError(f"event seq {event.seq} for debate {event.debate_id} does not follow {last}")
             await conn.execute(
@@ -313,9 +347,10 @@ class PostgresStore:
                 event.seq,
                 event.kind,
                 event.at.isoformat(),
-                dump_event(event),
+                text,
             )
 
+        text = dump_event(event)
         await self._write(op)
 
     async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:

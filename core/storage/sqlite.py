@@ -406,13 +406,20 @@ class SQLiteStore:
                 "SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = ?", (event.debate_id,)
             ).fetchone()
             last = int(row[0]) if row is not None else 0
+            if event.seq <= last:
+                stored = conn.execute(
+                    "SELECT payload FROM events WHERE debate_id = ? AND seq = ?", (event.debate_id, event.seq)
+                ).fetchone()
+                if stored is not None and stored["payload"] == text:
+                    return  # a retry of a write that was stored after all: it is, once
             if event.seq != last + 1:
                 raise StoreError(f"event seq {event.seq} for debate {event.debate_id} does not follow {last}")
             conn.execute(
                 "INSERT INTO events (debate_id, seq, kind, at, payload) VALUES (?,?,?,?,?)",
-                (event.debate_id, event.seq, event.kind, event.at.isoformat(), dump_event(event)),
+                (event.debate_id, event.seq, event.kind, event.at.isoformat(), text),
             )
 
+        text = dump_event(event)
         await self._write(op)
 
     async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:

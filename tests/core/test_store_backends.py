@@ -14,6 +14,7 @@ import pytest
 
 from bot.config import Secrets
 from bot.runtime import Runtime
+from core.clock import FakeClock
 from core.errors import LeaseLost, StoreError
 from core.events import HumanVoteOpened, Notice, PhaseChanged, TurnCompleted, VoteCast, VotingClosed
 from core.ports import Binding, Store
@@ -24,6 +25,7 @@ from tests.core.test_store import record
 from tests.helpers import RecordingSink, make_config
 
 Opener = Callable[[], Awaitable[Store]]
+ARENA = {"rounds": 2, "exchanges_per_round": 2, "first_speaker": "ada", "humans": "off"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -189,3 +191,48 @@ async def test_a_vote_cast_in_a_process_that_does_not_run_the_debate_counts(
     [closed] = sink.of(VotingClosed)
     assert closed.human_tally == {"keep": 0, "replace": 1}
     assert result.stats.human_votes == 1
+
+
+async def test_postgres_faults_pause_a_debate_and_it_goes_on(tmp_path: Path, postgres_url: str) -> None:
+    """On a real server: a table lock held past the lock timeout, then every connection of the
+    store killed by the server. The debate pauses on each, goes on, and shows only what it kept."""
+    import asyncpg
+
+    from core.events import Event
+
+    config = make_config(
+        tmp_path,
+        storage={"url": postgres_url, "busy_timeout": 0.1, "retry_initial": 0.05, "retry_max": 0.2},
+        model={"latency": 0.5},
+    )
+    admin = await asyncpg.connect(postgres_url)
+    faults: list[asyncio.Task[None]] = []
+
+    async def lock_then_kill() -> None:
+        async with admin.transaction():
+            await admin.execute("LOCK TABLE events IN ACCESS EXCLUSIVE MODE")
+            await asyncio.sleep(1.0)
+        await asyncio.sleep(0.2)
+        await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+    def at(event: Event) -> None:
+        if event.seq == 8 and not faults:
+            faults.append(asyncio.create_task(lock_then_kill()))
+
+    sink = RecordingSink()
+    sink.hooks.append(at)
+    try:
+        async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
+            handle = await rt.start_debate(DebateSpec("arena", "Tabs?", ARENA), sink, seed=4)
+            result = await handle.wait()
+            await faults[0]
+            stored = await rt.store.events(handle.debate_id)
+    finally:
+        await admin.close()
+    assert result.reason == "max_rounds", result.detail
+    assert stored == sink.events  # every event shown is stored, once, in order
+    assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
+    assert any(isinstance(e, Notice) and e.code == "store_paused" for e in stored)
