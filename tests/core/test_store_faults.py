@@ -367,3 +367,27 @@ async def test_a_debate_that_paused_on_the_store_resumes_past_its_notice(tmp_pat
     assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
     assert sum(1 for e in stored if isinstance(e, Notice) and e.code == "store_paused") == 1
     assert len([e for e in stored if isinstance(e, TurnCompleted)]) == 2 * 2 * 2 + 1
+
+
+async def test_the_debate_clock_stands_still_while_the_store_is_away(tmp_path: Path) -> None:
+    """Debate time is time people can follow: a store outage is counted as a pause, not as debate."""
+    from core.clock import RealClock
+
+    config = make_config(tmp_path, model={"latency": 0.01}, storage={**FAST_RETRIES, "outage_limit": 30})
+    path = tmp_path / "rostra.db"
+    locks: list[asyncio.Future[None]] = []
+
+    def fault_at(event: Event) -> None:
+        if event.seq == 6 and not locks:
+            locks.append(asyncio.ensure_future(asyncio.to_thread(hold_lock, path, 1.5, threading.Event())))
+
+    sink = RecordingSink()
+    sink.hooks.append(fault_at)
+    options = {**OPTIONS, "rounds": 1, "exchanges_per_round": 1}
+    async with Runtime(config, clock=RealClock(), secrets=Secrets()) as rt:
+        handle = await rt.start_debate(DebateSpec("arena", TOPIC, options), sink, seed=4)
+        result = await handle.wait()
+        await locks[0]
+    assert result.reason == "max_rounds"
+    assert result.stats.paused_seconds >= 1.0  # the lock's 1.5 s, less the moment before it was hit
+    assert result.stats.debate_seconds < 1.0  # the debate itself took a fraction of a second
