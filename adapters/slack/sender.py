@@ -135,6 +135,8 @@ class SlackSender:
 
     async def _post(self, op: Post) -> None:
         if op.key in self.ts_of:  # posted before a restart: bring it up to date instead
+            if op.key not in self._sent and await self._shows(self.ts_of[op.key], op):
+                self._sent[op.key] = (op.text, op.blocks)  # an edit would cost the persona's name
             await self._update(Update(op.key, op.text, op.blocks))
             for name in op.reactions:
                 await self.react(self.ts_of[op.key], name)
@@ -160,6 +162,19 @@ class SlackSender:
         await self._remember(f"ts:{op.key}", ts)
         for name in op.reactions:
             await self.react(ts, name)
+
+    async def _shows(self, ts: str, op: Post) -> bool:
+        """Whether the thread's message `ts` already shows `op` (read back once, after a restart)."""
+        try:
+            response = await self.client.conversations_replies(
+                channel=self.channel, ts=self.thread_ts, oldest=ts, inclusive=True, limit=2
+            )
+        except (SlackApiError, SlackClientError) as exc:
+            log.debug("could not read message %s back: %r", ts, exc)
+            return False
+        messages: list[dict[str, Any]] = list(response.get("messages") or [])
+        found = next((m for m in messages if m.get("ts") == ts), None)
+        return found is not None and found.get("text") == self._prefix.get(op.key, "") + op.text
 
     async def _tell_no_custom_names(self) -> None:
         if self._told_no_custom_names:
