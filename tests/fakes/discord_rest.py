@@ -15,12 +15,13 @@ see `pointed_at`), and is as strict as Discord's published rules:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +109,7 @@ class FakeDiscordREST:
         self._buckets: dict[str, Bucket] = {}
         self._nonces: dict[tuple[int, str], int] = {}
         self._ids = itertools.count(1)
+        self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.base = ""
         app = web.Application()
@@ -173,6 +175,14 @@ class FakeDiscordREST:
             Fault(method, re.compile(path), status, code, message, after_store, cloudflare, times)
         )
 
+    async def wait_until(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
+        """Wait (at most `within` seconds) until `predicate()` holds; checked after every request."""
+        async with asyncio.timeout(within):
+            while not predicate():
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), 0.05)
+
     def exhaust(self, bucket: str) -> None:
         """Spend a whole bucket now (`webhook:<id>`, `channel:<id>`, `global`), as another process of
         the same bot would: the next request in it is answered 429."""
@@ -203,6 +213,7 @@ class FakeDiscordREST:
         body = await _body(request)
         req = Request(request.method, path, dict(request.query), body)
         self.requests.append(req)
+        self._changed.set()
         now = time.monotonic()
         limited = self._limit(req, now)
         if limited is not None:
@@ -435,11 +446,13 @@ class FakeDiscordREST:
         return 200, message
 
     def _history(self, channel_id: int, query: dict[str, str]) -> list[dict[str, Any]]:
+        """Newest first, like Discord; with `after`, the `limit` messages right after that id."""
         limit = int(query.get("limit", "50"))
-        newest_first = list(reversed(self.in_channel(channel_id)))
+        oldest_first = self.in_channel(channel_id)
         if "after" in query:
-            newest_first = [m for m in newest_first if int(m["id"]) > int(query["after"])]
-        return newest_first[:limit]
+            after = [m for m in oldest_first if int(m["id"]) > int(query["after"])][:limit]
+            return list(reversed(after))
+        return list(reversed(oldest_first))[:limit]
 
 
 def _user(user_id: int, name: str, *, bot: bool) -> dict[str, Any]:
