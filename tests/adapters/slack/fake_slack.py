@@ -105,6 +105,7 @@ class FakeSlack:
         self.scopes = SCOPES
         self.refuse_custom_names = False
         self.refuse_files = False
+        self.refuse_sockets = False  # the Socket Mode WebSocket answers 503 (Slack unreachable)
         self._faults: dict[str, list[Fault]] = {}
         self.limits: Limits | None = None
         self._windows: dict[str, Window] = {}
@@ -485,7 +486,9 @@ class FakeSlack:
 
     # --- Socket Mode ----------------------------------------------------------------------------
 
-    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
+        if self.refuse_sockets:
+            return web.Response(status=503)
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self.ws = ws
