@@ -84,6 +84,8 @@ class DiscordSink:
         self._store = store
         self._cards = cards
         self._throttle = EditThrottle(settings.edit_interval, time.monotonic)
+        self._budgets = webhooks.budgets
+        self._parent_id = thread.parent_id
         self._on_finished = on_finished
         self._queue: deque[Event] = deque()
         self._wake = asyncio.Event()
@@ -294,9 +296,17 @@ class DiscordSink:
                     await self._sender.react(targets.messages[0], emoji)
             return
         slot = self._slots.get(op.slot)
-        update = self._throttle.offer(op, first=slot is None or not slot.messages)
-        if update is not None:
-            await self._show(update)
+        first = slot is None or not slot.messages
+        update = self._throttle.offer(op, first=first)
+        if update is None:
+            return
+        if _route(update) == "webhook":  # persona text: the webhook is shared by the channel's debates
+            budget = self._budgets[f"webhook:{self._parent_id}"]
+            if first or not update.live:
+                budget.note()  # a turn's first post and its final text always go (discord.py paces them)
+            elif not budget.try_take():
+                return  # the webhook is busy: finals first; the next state supersedes this one
+        await self._show(update)
 
     async def _show(self, show: Show) -> None:
         slot = self._slots.setdefault(show.slot, _Slot())

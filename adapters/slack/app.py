@@ -9,9 +9,11 @@ from pydantic import SecretStr
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.delivery.budget import Budgets
 from adapters.host import Host
 from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.errors import SlackConfigError
+from adapters.slack.limits import share_budgets, slack_limit
 from adapters.slack.listeners import register
 from adapters.slack.retry import retry_handlers
 from adapters.slack.settings import SlackSettings
@@ -36,11 +38,14 @@ class SlackApp(AsyncApp):
 def make_web_client(token: str, settings: SlackSettings) -> AsyncWebClient:
     """A Web API client that waits out 429s (Retry-After) and retries dropped connections and 5xx
     for the calls that are safe to repeat (see adapters/slack/retry.py)."""
-    return AsyncWebClient(
+    budgets = Budgets(slack_limit)  # the workspace's rate budgets, shared by its debates
+    client = AsyncWebClient(
         token=token,
         base_url=settings.api_url.rstrip("/") + "/",
-        retry_handlers=retry_handlers(settings.rate_limit_retries),
+        retry_handlers=retry_handlers(settings.rate_limit_retries, budgets),
     )
+    share_budgets(client, budgets)
+    return client
 
 
 def _value(secret: SecretStr | None) -> str | None:

@@ -12,12 +12,14 @@ from __future__ import annotations
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
 )
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
+
+from adapters.delivery.budget import Budgets
+from adapters.slack.limits import BudgetedRateLimitRetryHandler
 
 NOT_REPEATABLE = ("chat.postMessage", "files.completeUploadExternal")
 CONNECTION_RETRIES = 2
@@ -56,9 +58,9 @@ class RepeatableServerErrorRetryHandler(AsyncServerErrorRetryHandler):
         )
 
 
-def retry_handlers(rate_limit_retries: int) -> list[AsyncRetryHandler]:
+def retry_handlers(rate_limit_retries: int, budgets: Budgets) -> list[AsyncRetryHandler]:
     return [
         RepeatableConnectionErrorRetryHandler(max_retry_count=CONNECTION_RETRIES),
         RepeatableServerErrorRetryHandler(max_retry_count=SERVER_ERROR_RETRIES),
-        AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
+        BudgetedRateLimitRetryHandler(budgets, max_retry_count=rate_limit_retries),
     ]

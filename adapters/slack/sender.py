@@ -20,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.blocks import context
 from adapters.slack.emoji import icon_emoji
+from adapters.slack.limits import budgets_of, post_budget
 from adapters.slack.ops import OPENING, Delete, Op, Post, Update, Upload
 from adapters.slack.text import escape, model_text, split_message
 from core.models import PersonaRef
@@ -93,6 +94,7 @@ class SlackSender:
         self._sent: dict[str, tuple[str, tuple[Any, ...]]] = {}
         self._reactions: dict[str, tuple[str, ...]] = {}  # a message's ballot, until it is posted
         self._newest = thread_ts  # the newest message posted here (where a lost post is looked for)
+        self._budgets = budgets_of(client)
         self._files: set[str] = set()
         self._told_no_custom_names = False
 
@@ -139,6 +141,7 @@ class SlackSender:
         """Post a message; with `key`, one that is never posted twice: when Slack's answer is lost
         (a dropped connection, a 5xx) the thread is read back for it before posting again, once."""
         for attempt in (1, 2):
+            await self._budgets[post_budget(self.channel)].take()
             try:
                 response = await self.client.chat_postMessage(
                     channel=self.channel,
@@ -168,6 +171,7 @@ class SlackSender:
 
     async def _landed(self, key: str) -> str | None:
         """The ts of the message posted with `key` after the newest one known, if Slack has it."""
+        await self._budgets["conversations.replies"].take()
         try:
             response = await self.client.conversations_replies(
                 channel=self.channel,
@@ -196,6 +200,7 @@ class SlackSender:
             self.ts_of[key] = ts
             await self._remember(f"ts:{key}", ts)
         else:
+            await self._budgets["chat.update"].take()
             await self.client.chat_update(
                 channel=self.channel, ts=ts, text=text, blocks=list(blocks), **_SAFE
             )
@@ -233,6 +238,7 @@ class SlackSender:
 
     async def _shows(self, ts: str, op: Post) -> bool:
         """Whether the thread's message `ts` already shows `op` (read back once, after a restart)."""
+        await self._budgets["conversations.replies"].take()
         try:
             response = await self.client.conversations_replies(
                 channel=self.channel, ts=self.thread_ts, oldest=ts, inclusive=True, limit=2
@@ -253,6 +259,7 @@ class SlackSender:
         await self._remember(f"ts:{NOTE_KEY}", ts)
 
     async def react(self, ts: str, name: str) -> None:
+        await self._budgets["reactions.add"].take()
         try:
             await self.client.reactions_add(channel=self.channel, timestamp=ts, name=name)
         except SlackApiError as exc:
@@ -272,6 +279,8 @@ class SlackSender:
             return
         if self._sent.get(op.key) == (op.text, op.blocks):
             return
+        if not op.interim:  # an interim edit took its share of the budget when it was let through
+            await self._budgets["chat.update"].take()
         await self.client.chat_update(
             channel=self.channel,
             ts=ts,
@@ -287,6 +296,7 @@ class SlackSender:
         if ts is None:
             return
         await self._remember(f"ts:{op.key}", "")
+        await self._budgets["chat.delete"].take()
         try:
             await self.client.chat_delete(channel=self.channel, ts=ts)
         except SlackApiError as exc:

@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.emoji import option_reactions
+from adapters.slack.limits import budgets_of
 from adapters.slack.ops import Op, Update, Upload, vote_key
 from adapters.slack.render import SlackView
 from adapters.slack.sender import NETWORK_ERRORS as NETWORK_ERRORS  # also the controller's
@@ -99,6 +100,7 @@ class SlackSink:
             remember=self._remember,
         )
         self._throttle = EditThrottle(settings.edit_interval, asyncio.get_running_loop().time)
+        self._budgets = budgets_of(client)
         self._votes = HumanVotes(bot_user_id=bot_user_id)
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._debate_id = debate_id
@@ -250,6 +252,9 @@ class SlackSink:
         update that fails is superseded by the next one, anything else is reported in the thread
         (one notice per kind of failure, edited in place)."""
         if self._gave_up:
+            return
+        if isinstance(op, Update) and op.interim and not self._budgets["chat.update"].try_take():
+            self._throttle.hold(op)  # the workspace's edits are short: finals first, this one later
             return
         try:
             await self._sender.apply(op)

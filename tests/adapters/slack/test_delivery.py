@@ -8,8 +8,8 @@ import random
 from pathlib import Path
 
 import pytest
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 
+from adapters.slack.limits import BudgetedRateLimitRetryHandler
 from adapters.slack.retry import RepeatableConnectionErrorRetryHandler, RepeatableServerErrorRetryHandler
 from core.events import DebateCompleted, DebateStarted
 from tests.adapters.slack.clocks import HeldClock
@@ -40,7 +40,7 @@ async def test_a_429_is_waited_out_and_the_message_still_arrives(
 async def test_the_client_retries_only_what_is_safe_to_repeat(slack: Harness) -> None:
     kinds = {type(h) for h in slack.app.client.retry_handlers}
     assert kinds == {
-        AsyncRateLimitErrorRetryHandler,
+        BudgetedRateLimitRetryHandler,
         RepeatableConnectionErrorRetryHandler,
         RepeatableServerErrorRetryHandler,
     }

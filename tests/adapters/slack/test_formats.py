@@ -119,7 +119,7 @@ async def test_arena_in_full(tmp_path: Path, api: FakeSlack) -> None:
     ) as slack:
         await slack.mention("debate Should cities ban cars? rounds=2 human_window=10")
         handle = await slack.wait_running()
-        await api.wait_until(lambda: handle.human_vote_open("v1"))
+        await api.wait_until(lambda: handle.human_vote_open("v1") and len(api.calls_to("reactions.add")) == 2)
         card = slack.api.calls_to("reactions.add")[0].args["timestamp"]
         await slack.react(ALICE, "x", card)
         await slack.react(BOB, "x", card)
