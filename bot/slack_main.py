@@ -121,12 +121,14 @@ async def serve(
     """Run until `stop` is set (by default: on SIGINT or SIGTERM). Returns the exit code."""
     from adapters.slack import create_app
     from adapters.slack.errors import SlackConfigError
-    from adapters.slack.serve import check_token, run_http, run_socket_mode
+    from adapters.slack.serve import check_app_token, check_token, run_http, run_socket_mode
     from bot.runtime import Runtime
 
     if stop is None:
         stop = asyncio.Event()
         _on_signals(stop)
+    # Bolt reads SLACK_BOT_TOKEN itself and warns that the client we give it makes it unused: noise.
+    logging.getLogger("slack_bolt.AsyncApp").addFilter(_not_the_unused_token_warning)
     async with Runtime(config, secrets=secrets, clock=clock) as rt:
         rt.enable_failover()
         try:
@@ -142,10 +144,11 @@ async def serve(
 
         try:
             team = await check_token(app)
+            url = await check_app_token(app, mode.app_token) if mode.socket and mode.app_token else None
             print(f"rostra: serving {team} in Slack ({mode.describe()}); Ctrl+C stops", file=sys.stderr)
             if mode.socket:
                 assert mode.app_token is not None
-                await run_socket_mode(app, mode.app_token, stop, ready=resume)
+                await run_socket_mode(app, mode.app_token, stop, ready=resume, url=url)
             else:
                 await run_http(app, host=mode.host, port=mode.port, stop=stop, ready=resume)
         except SlackConfigError as exc:
@@ -155,6 +158,10 @@ async def serve(
         finally:
             await app.aclose()
     return 0
+
+
+def _not_the_unused_token_warning(record: logging.LogRecord) -> bool:
+    return "`token` will be unused" not in record.getMessage()
 
 
 def _on_signals(stop: asyncio.Event) -> None:

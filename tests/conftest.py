@@ -45,3 +45,17 @@ def clock() -> FakeClock:
 @pytest.fixture
 def sink() -> RecordingSink:
     return RecordingSink()
+
+
+SLACK_TIME_FACTOR = 0.02
+"""Tests run Slack's rate limits with time compressed fiftyfold (the benchmark uses the real ones)."""
+
+
+@pytest.fixture(autouse=True)
+def _slack_limits_in_test_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from adapters.slack import limits
+
+    monkeypatch.setattr(limits, "TIER3", limits.scaled(limits.TIER3, SLACK_TIME_FACTOR))
+    monkeypatch.setattr(
+        limits, "POSTS_PER_CHANNEL", limits.scaled(limits.POSTS_PER_CHANNEL, SLACK_TIME_FACTOR)
+    )

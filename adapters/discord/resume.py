@@ -10,7 +10,6 @@ gets only what is new.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
@@ -29,7 +28,6 @@ log = logging.getLogger(__name__)
 
 THREAD_KEY = "discord.thread_id"
 ORIGIN_KEY = "discord.origin_id"
-FETCH_TRIES = 3
 
 
 @dataclass(frozen=True)
@@ -105,19 +103,13 @@ class Resumer:
         return Reattached(sink, thread.id, _as_int(values.get(ORIGIN_KEY)) or thread.id)
 
     async def _thread(self, thread_id: int) -> discord.Thread | None:
+        """The debate's thread; None when it is gone or forbidden (discord.py retries 429 and 5xx)."""
         channel = self.client.get_channel(thread_id)
-        for attempt in range(FETCH_TRIES):
-            if channel is not None:
-                break
+        if channel is None:
             try:
                 channel = await self.client.fetch_channel(thread_id)
             except (discord.NotFound, discord.Forbidden):
                 return None
-            except discord.HTTPException as exc:
-                if attempt == FETCH_TRIES - 1:
-                    raise
-                log.warning("fetching thread %s failed (%s); trying again", thread_id, exc.status)
-                await asyncio.sleep(self.settings.retry_delay * 2**attempt)
         return channel if isinstance(channel, discord.Thread) else None
 
     @staticmethod

@@ -2,20 +2,26 @@
 
 Persona posts go through the parent channel's webhook (`username`, `avatar_url`, `thread=`); without
 Manage Webhooks they become the bot's own messages with the persona as embed author, after one
-notice saying which permission turns personas on. Every call carries `AllowedMentions.none()` and
-is retried a few times when Discord answers 5xx or 429.
+notice saying which permission turns personas on. Every call carries `AllowedMentions.none()`.
+
+There is one retry layer, discord.py's own: it waits out 429s (Retry-After, per bucket and global)
+and retries 500/502/504 a few times; nothing here retries around it. A retried post may have landed
+the first time (Discord stored it, the answer was lost), so posts are made idempotent: the bot's own
+messages carry a `nonce` with `enforce_nonce` (Discord returns the first message instead of posting
+again), and a webhook post that was retried or failed is reconciled by reading the thread's newest
+messages back: the earliest copy is kept and any later copy deleted.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import hashlib
 import io
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
-from typing import TypeVar
+from datetime import datetime, timedelta
 
 import discord
 
@@ -27,13 +33,15 @@ from adapters.discord.webhooks import PersonaWebhooks
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
 NO_MENTIONS = discord.AllowedMentions.none()
 UNKNOWN_WEBHOOK = 10015
 USERNAME_LIMIT = 80
 WEBHOOK_KEY = "discord.webhook_id"
 MODE_KEY = "discord.persona_mode"
+RETRIED_AFTER = 0.9
+"""A call that took this long may have been retried by discord.py (its first retry waits 1 s)."""
+READ_BACK = 25
+"""How many of the thread's newest messages are read back to reconcile a post."""
 
 
 @dataclass(frozen=True)
@@ -70,8 +78,20 @@ def embed_of(card: Card) -> discord.Embed:
     return embed
 
 
-def _transient(exc: discord.HTTPException) -> bool:
-    return exc.status >= 500 or exc.status == 429
+def nonce_for(key: str) -> str:
+    """A post's nonce (Discord allows 25 characters): the same post always gets the same one."""
+    return hashlib.blake2s(key.encode(), digest_size=12).hexdigest()[:25]
+
+
+def _same_post(message: discord.Message, hook_id: int, post: Post) -> bool:
+    persona = post.persona
+    return (
+        message.webhook_id == hook_id
+        and persona is not None
+        and message.author.name == persona.name[:USERNAME_LIMIT]
+        and message.content == (post.content or "")
+        and [e.title for e in message.embeds] == [c.title or None for c in post.cards]
+    )
 
 
 class Sender:
@@ -98,28 +118,67 @@ class Sender:
 
     # --- the four things a debate needs --------------------------------------------------------
 
-    async def send(self, post: Post) -> Sent:
+    async def send(self, post: Post, *, key: str | None = None) -> Sent:
+        """Post `post`; `key` names it for good (a bot message's nonce), so that a post Discord
+        stored but answered with an error is not posted twice."""
         for _ in range(2):  # a deleted webhook is recreated once
             hook = await self._webhook() if post.persona is not None and not self._fallback else None
             if hook is None:
                 break
             try:
-                return Sent.of(await self._retrying(partial(self._hook_send, hook, post)))
+                return await self._hook_post(hook, post)
             except discord.NotFound as exc:
                 if exc.code != UNKNOWN_WEBHOOK:
                     raise
                 self._lost(hook)
-        return Sent.of(await self._retrying(lambda: self._bot_send(post)))
+        nonce = nonce_for(f"{self._thread.id}:{key}") if key is not None else None
+        return Sent.of(await self._bot_send(post, nonce=nonce))
+
+    async def _hook_post(self, hook: discord.Webhook, post: Post) -> Sent:
+        """A webhook post, reconciled when discord.py had to retry it or gave up on it."""
+        since = discord.utils.utcnow() - timedelta(seconds=2)
+        started = time.monotonic()
+        try:
+            message = await self._hook_send(hook, post)
+        except discord.HTTPException as exc:
+            if exc.status < 500:
+                raise
+            landed = await self._copies(hook.id, post, since)
+            if not landed:
+                raise
+            log.info("thread %s: a post answered %s had landed; keeping it", self._thread.id, exc.status)
+            return await self._keep_first(landed)
+        if time.monotonic() - started < RETRIED_AFTER:
+            return Sent.of(message)
+        copies = await self._copies(hook.id, post, since)
+        return await self._keep_first(copies) if len(copies) > 1 else Sent.of(message)
+
+    async def _copies(self, hook_id: int, post: Post, since: datetime) -> list[discord.Message]:
+        """The thread's newest messages that are this post (oldest first); [] when unreadable."""
+        try:
+            recent = [m async for m in self._thread.history(limit=READ_BACK, after=since, oldest_first=True)]
+        except discord.HTTPException as exc:
+            log.warning("thread %s: could not read messages back (%s)", self._thread.id, exc.status)
+            return []
+        return [m for m in recent if _same_post(m, hook_id, post)]
+
+    async def _keep_first(self, copies: list[discord.Message]) -> Sent:
+        first, *extra = copies
+        for copy in extra:
+            log.warning("thread %s: deleting a duplicate of message %s", self._thread.id, first.id)
+            with contextlib.suppress(discord.HTTPException):
+                await self.delete(Sent.of(copy))
+        return Sent.of(first)
 
     async def edit(self, sent: Sent, post: Post) -> Sent:
         """The message showing `post` now (a new one when the old one can no longer be edited)."""
         if sent.webhook_id is None:
-            return Sent.of(await self._retrying(lambda: self._bot_edit(sent.id, post)))
+            return Sent.of(await self._bot_edit(sent.id, post))
         hook = await self._webhook() if not self._fallback else None
         if hook is None or hook.id != sent.webhook_id:
             return await self.send(post)
         try:
-            return Sent.of(await self._retrying(lambda: self._hook_edit(hook, sent.id, post)))
+            return Sent.of(await self._hook_edit(hook, sent.id, post))
         except discord.NotFound as exc:
             if exc.code != UNKNOWN_WEBHOOK:
                 raise
@@ -129,14 +188,14 @@ class Sender:
     async def delete(self, sent: Sent) -> None:
         with contextlib.suppress(discord.NotFound):
             if sent.webhook_id is None:
-                await self._retrying(self._thread.get_partial_message(sent.id).delete)
+                await self._thread.get_partial_message(sent.id).delete()
                 return
             hook = await self._webhook() if not self._fallback else None
             if hook is not None and hook.id == sent.webhook_id:
-                await self._retrying(lambda: hook.delete_message(sent.id, thread=self._thread))
+                await hook.delete_message(sent.id, thread=self._thread)
 
     async def react(self, sent: Sent, emoji: str) -> None:
-        await self._retrying(lambda: self._thread.get_partial_message(sent.id).add_reaction(emoji))
+        await self._thread.get_partial_message(sent.id).add_reaction(emoji)
 
     def resume(self, values: Mapping[str, str]) -> None:
         """Carry on where a previous run left off (its binding values): the same webhook, or the
@@ -153,7 +212,7 @@ class Sender:
             await self._fall_back(self._thread.parent_id)
             return None
         try:
-            hook = await self._retrying(lambda: self._webhooks.get(parent, self._owner_id))
+            hook = await self._webhooks.get(parent, self._owner_id)
         except discord.Forbidden:
             await self._fall_back(parent.id)
             return None
@@ -167,7 +226,7 @@ class Sender:
         self._fallback = True
         log.warning("thread %s: no webhook, personas post as the bot", self._thread.id)
         await self._remember(MODE_KEY, "embeds")
-        await self._retrying(lambda: self._bot_send(Post(content=messages.no_webhooks(channel_id))))
+        await self._bot_send(Post(content=messages.no_webhooks(channel_id)))
 
     def _lost(self, hook: discord.Webhook) -> None:
         log.warning("webhook %s was deleted; making a new one", hook.id)
@@ -197,13 +256,15 @@ class Sender:
             allowed_mentions=NO_MENTIONS,
         )
 
-    async def _bot_send(self, post: Post) -> discord.Message:
+    async def _bot_send(self, post: Post, *, nonce: str | None = None) -> discord.Message:
         post = as_bot_post(post)
-        return await self._thread.send(
-            content=post.content or None,
-            embeds=[embed_of(c) for c in post.cards],
-            files=self._files(post),
-            allowed_mentions=NO_MENTIONS,
+        content, embeds, files = post.content or None, [embed_of(c) for c in post.cards], self._files(post)
+        if nonce is None:
+            return await self._thread.send(
+                content=content, embeds=embeds, files=files, allowed_mentions=NO_MENTIONS
+            )
+        return await self._thread.send(  # discord.py adds enforce_nonce: a repeat returns the first
+            content=content, embeds=embeds, files=files, allowed_mentions=NO_MENTIONS, nonce=nonce
         )
 
     async def _bot_edit(self, message_id: int, post: Post) -> discord.Message:
@@ -220,18 +281,3 @@ class Sender:
             return []
         data = io.BytesIO(post.attachment.content.encode("utf-8"))
         return [discord.File(data, filename=post.attachment.filename)]
-
-    # --- retries -------------------------------------------------------------------------------
-
-    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
-        retries = self._settings.send_retries
-        for attempt in range(retries + 1):
-            try:
-                return await call()
-            except discord.HTTPException as exc:
-                if not _transient(exc) or attempt == retries:
-                    raise
-                delay = self._settings.retry_delay * 2**attempt
-                log.warning("Discord answered %s; retrying in %.1f s", exc.status, delay)
-                await asyncio.sleep(delay)
-        raise AssertionError("unreachable")

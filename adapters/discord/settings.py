@@ -25,8 +25,6 @@ class DiscordSettings(BaseModel):
     webhook_name: str = Field(
         "Rostra", min_length=1, max_length=80, description="name of the webhook personas speak through"
     )
-    send_retries: int = Field(2, ge=0, le=5, description="retries of a send Discord answered 5xx or 429")
-    retry_delay: float = Field(1.0, ge=0.0, le=30.0, description="seconds before the first retry (doubles)")
 
     shard_id: int | None = Field(
         None, ge=0, description="this process's shard; with shard_count, several processes split the servers"

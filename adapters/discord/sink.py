@@ -37,7 +37,10 @@ from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
 
-UNKNOWN_CHANNEL = 10003
+THREAD_GONE = {
+    10003: "the debate thread was deleted",  # Unknown Channel
+    50001: "Rostra can no longer see the debate thread",  # Missing Access
+}
 SLOT_KEY = "discord.slot."
 """Binding key prefix: `discord.slot.<slot>` → the slot's messages (`Sent.encode`, comma-separated)."""
 DELIVERED_KEY = "discord.delivered"
@@ -81,6 +84,8 @@ class DiscordSink:
         self._store = store
         self._cards = cards
         self._throttle = EditThrottle(settings.edit_interval, time.monotonic)
+        self._budgets = webhooks.budgets
+        self._parent_id = thread.parent_id
         self._on_finished = on_finished
         self._queue: deque[Event] = deque()
         self._wake = asyncio.Event()
@@ -89,6 +94,8 @@ class DiscordSink:
         self._ballots: dict[str, CardBallot] = {}
         self._handle: DebateHandle | None = None
         self._closed = False
+        self._failing: set[str] = set()  # routes ("webhook", "bot") whose last call failed 5xx/429
+        self._notices: dict[str, tuple[Sent, int]] = {}  # kind of failure → its notice, how many
 
     @property
     def thread_id(self) -> int:
@@ -237,21 +244,49 @@ class DiscordSink:
             await self._remember(DELIVERED_KEY, str(event.seq))
 
     async def _guarded(self, op: Op) -> None:
-        """Apply one operation; a Discord refusal of a final state becomes a notice, never a stop."""
+        """Apply one operation. discord.py has already retried what was worth retrying (429, 5xx):
+        an interim state that fails is superseded by the next one; a final state that fails is
+        reported in the thread, one notice per kind of failure, edited in place as more follow.
+        A thread that is gone or forbidden stops the debate."""
         if self._closed:
             return
+        route = _route(op)
+        if isinstance(op, Show) and op.live and route in self._failing:
+            return  # Discord is failing there: no interim states until a final one gets through
         try:
             await self._apply(op)
         except discord.HTTPException as exc:
             log.warning("debate %s: Discord refused %s: %s", self._debate_id, op.slot, exc)
-            if isinstance(exc, discord.NotFound) and exc.code == UNKNOWN_CHANNEL:
-                await self._thread_gone()
+            gone = (
+                THREAD_GONE.get(exc.code) if isinstance(exc, discord.NotFound | discord.Forbidden) else None
+            )
+            if gone is not None:
+                await self._thread_gone(gone)
                 return
+            if exc.status >= 500 or exc.status == 429:
+                self._failing.add(route)
             if isinstance(op, Show) and op.live:
-                return  # an interim state: the next one (or the final one) tries again
+                return  # an interim state: the next one (or the final one) replaces it
             what = "an edit" if op.slot in self._slots and self._slots[op.slot].messages else "a message"
-            with contextlib.suppress(discord.HTTPException):
-                await self._sender.send(Post(content=messages.delivery_failed(exc.status, what)))
+            await self._notice(exc.status, what)
+        else:
+            self._failing.discard(route)
+
+    async def _notice(self, status: int, what: str) -> None:
+        """Say in the thread that something could not be shown: one message per kind of failure."""
+        kind = "5xx" if status >= 500 else str(status)
+        earlier = self._notices.get(kind)
+        count = 1 if earlier is None else earlier[1] + 1
+        post = Post(content=messages.delivery_failed(status, what, count))
+        try:
+            if earlier is None:
+                sent = await self._sender.send(post, key=f"notice:{kind}")
+            else:
+                sent = await self._sender.edit(earlier[0], post)
+        except discord.HTTPException as exc:
+            log.warning("debate %s: could not post the delivery notice (%s)", self._debate_id, exc.status)
+            return
+        self._notices[kind] = (sent, count)
 
     async def _apply(self, op: Op) -> None:
         if isinstance(op, React):
@@ -261,9 +296,17 @@ class DiscordSink:
                     await self._sender.react(targets.messages[0], emoji)
             return
         slot = self._slots.get(op.slot)
-        update = self._throttle.offer(op, first=slot is None or not slot.messages)
-        if update is not None:
-            await self._show(update)
+        first = slot is None or not slot.messages
+        update = self._throttle.offer(op, first=first)
+        if update is None:
+            return
+        if _route(update) == "webhook":  # persona text: the webhook is shared by the channel's debates
+            budget = self._budgets[f"webhook:{self._parent_id}"]
+            if first or not update.live:
+                budget.note()  # a turn's first post and its final text always go (discord.py paces them)
+            elif not budget.try_take():
+                return  # the webhook is busy: finals first; the next state supersedes this one
+        await self._show(update)
 
     async def _show(self, show: Show) -> None:
         slot = self._slots.setdefault(show.slot, _Slot())
@@ -271,7 +314,9 @@ class DiscordSink:
         try:
             for i, post in enumerate(show.posts):
                 if i >= len(slot.messages):
-                    slot.messages.append(await self._sender.send(post))
+                    slot.messages.append(
+                        await self._sender.send(post, key=f"{self._debate_id}:{show.slot}:{i}")
+                    )
                     slot.posts.append(post)
                 elif slot.posts[i] != post:
                     slot.messages[i] = await self._sender.edit(slot.messages[i], post)
@@ -310,11 +355,13 @@ class DiscordSink:
                 await self._guarded(show)
             self._on_finished(event.debate_id)
 
-    async def _thread_gone(self) -> None:
+    async def _thread_gone(self, reason: str) -> None:
+        """Nothing can be shown any more: stop the debate (no more model calls for nobody)."""
+        log.warning("debate %s: %s; stopping it", self._debate_id, reason)
         self._queue.clear()
         self._closed = True
         if self._handle is not None and not self._handle.done:
-            await self._handle.stop("the debate thread was deleted")
+            await self._handle.stop(reason)
 
     async def _remember(self, key: str, value: str) -> None:
         if self._debate_id is None:
@@ -323,6 +370,11 @@ class DiscordSink:
             await self._store.set_binding_value(self._debate_id, key, value)
         except Exception:
             log.exception("debate %s: could not record %s", self._debate_id, key)
+
+
+def _route(op: Op) -> str:
+    """Which of Discord's routes an operation takes: persona posts the webhook, the rest the bot."""
+    return "webhook" if isinstance(op, Show) and any(p.persona is not None for p in op.posts) else "bot"
 
 
 def _as_int(text: str | None) -> int | None:

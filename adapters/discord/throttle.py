@@ -28,6 +28,11 @@ class EditThrottle:
         self._held[show.slot] = show
         return None
 
+    def hold(self, show: Show) -> None:
+        """`show` could not go now (the rate budget is short): it waits, coalesced with newer ones."""
+        self._last[show.slot] = self._now()
+        self._held[show.slot] = show
+
     def applied(self, slot: str) -> None:
         """Record that `slot` was just posted or edited."""
         self._last[slot] = self._now()

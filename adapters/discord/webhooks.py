@@ -8,15 +8,27 @@ import logging
 
 import discord
 
+from adapters.delivery.budget import Budgets, Limit
+
 log = logging.getLogger(__name__)
 
 WebhookHost = discord.TextChannel | discord.ForumChannel
 """Channels that own webhooks (a debate thread's parent)."""
 
 
+WEBHOOK_LIMIT: Limit = (5, 2.0)  # Discord: 5 requests per 2 s per webhook
+CHANNEL_LIMIT: Limit = (5, 5.0)  # Discord: 5 messages per 5 s per channel (or thread)
+
+
+def discord_limit(name: str) -> Limit:
+    return WEBHOOK_LIMIT if name.startswith("webhook:") else CHANNEL_LIMIT
+
+
 class PersonaWebhooks:
     def __init__(self, name: str) -> None:
         self.name = name
+        self.budgets = Budgets(discord_limit)
+        """The bot's rate budgets, shared by all its debates (one webhook per channel serves them all)."""
         self._hooks: dict[int, discord.Webhook] = {}
         self._locks: dict[int, asyncio.Lock] = {}
 

@@ -7,22 +7,19 @@ import logging
 
 from pydantic import SecretStr
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-)
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.delivery.budget import Budgets
 from adapters.host import Host
 from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.errors import SlackConfigError
+from adapters.slack.limits import share_budgets, slack_limit
 from adapters.slack.listeners import register
+from adapters.slack.retry import retry_handlers
 from adapters.slack.settings import SlackSettings
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
-
-CONNECTION_RETRIES = 2
 
 
 class SlackApp(AsyncApp):
@@ -39,15 +36,16 @@ class SlackApp(AsyncApp):
 
 
 def make_web_client(token: str, settings: SlackSettings) -> AsyncWebClient:
-    """A Web API client that waits out 429s (Retry-After) and retries dropped connections."""
-    return AsyncWebClient(
+    """A Web API client that waits out 429s (Retry-After) and retries dropped connections and 5xx
+    for the calls that are safe to repeat (see adapters/slack/retry.py)."""
+    budgets = Budgets(slack_limit)  # the workspace's rate budgets, shared by its debates
+    client = AsyncWebClient(
         token=token,
         base_url=settings.api_url.rstrip("/") + "/",
-        retry_handlers=[
-            AsyncConnectionErrorRetryHandler(max_retry_count=CONNECTION_RETRIES),
-            AsyncRateLimitErrorRetryHandler(max_retry_count=settings.rate_limit_retries),
-        ],
+        retry_handlers=retry_handlers(settings.rate_limit_retries, budgets),
     )
+    share_budgets(client, budgets)
+    return client
 
 
 def _value(secret: SecretStr | None) -> str | None:

@@ -34,16 +34,45 @@ async def check_token(app: SlackApp) -> str:
     return str(response.get("team") or response.get("team_id") or "the workspace")
 
 
+async def check_app_token(app: SlackApp, app_token: str) -> str:
+    """Ask Slack for a Socket Mode URL with the app token (slack_sdk would otherwise retry a bad
+    token forever, logging a traceback every few seconds). Returns the URL, to connect to."""
+    try:
+        response = await app.client.apps_connections_open(app_token=app_token)
+    except SlackApiError as exc:
+        error = exc.response.get("error") or "error"
+        raise SlackConfigError(f"Slack refused SLACK_APP_TOKEN ({error}); check the token.") from None
+    return str(response["url"])
+
+
 Ready = Callable[[], Awaitable[object]]
 
 
 async def run_socket_mode(
-    app: SlackApp, app_token: str, stop: asyncio.Event, *, ready: Ready | None = None
+    app: SlackApp,
+    app_token: str,
+    stop: asyncio.Event,
+    *,
+    ready: Ready | None = None,
+    url: str | None = None,
 ) -> None:
-    """Connect to Slack over a WebSocket and serve until `stop` is set; `ready` runs once connected."""
+    """Connect to Slack over a WebSocket and serve until `stop` is set; `ready` runs once connected.
+    `url`: a Socket Mode URL already issued (see `check_app_token`). `stop` also ends a connection
+    attempt that does not succeed."""
     handler = AsyncSocketModeHandler(app, app_token=app_token)
+    if url is not None:
+        handler.client.wss_uri = url
     try:
-        await handler.connect_async()  # type: ignore[no-untyped-call]
+        connecting = asyncio.ensure_future(handler.connect_async())  # type: ignore[no-untyped-call]
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({connecting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (connecting, stopping):
+                task.cancel()
+        if stop.is_set():
+            return
+        connecting.result()  # a failure to connect surfaces here
         log.info("connected to Slack in Socket Mode")
         if ready is not None:
             await ready()

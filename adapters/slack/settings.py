@@ -9,7 +9,11 @@ class SlackSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL")
-    streaming: bool = Field(True, description="stream turns by chat.update; off posts whole turns")
+    streaming: bool = Field(
+        False,
+        description="stream turns by chat.update (edits lose the persona name; uses the Tier 3 budget);"
+        " off posts each turn whole",
+    )
     edit_interval: float = Field(1.0, ge=0.0, description="minimum seconds between updates of one message")
     http_port: int = Field(3000, ge=1, le=65535, description="port for HTTP mode (no SLACK_APP_TOKEN)")
     http_host: str = Field("0.0.0.0", description="address the HTTP mode server listens on")

@@ -17,13 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.emoji import option_reactions
+from adapters.slack.limits import budgets_of
 from adapters.slack.ops import Op, Update, Upload, vote_key
 from adapters.slack.render import SlackView
+from adapters.slack.sender import NETWORK_ERRORS as NETWORK_ERRORS  # also the controller's
 from adapters.slack.sender import PersonaIdentity, SlackSender, api_error
 from adapters.slack.settings import SlackSettings
 from adapters.slack.throttle import EditThrottle
@@ -47,8 +48,15 @@ FATAL_ERRORS = frozenset(
         "no_permission",
     }
 )
-NETWORK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
 DELIVERED = "delivered"  # binding key: the seq of the last event the thread was fully shown
+
+
+def delivery_failed(error: str, count: int) -> str:
+    what = "a message" if count == 1 else f"{count} messages or edits"
+    return (
+        f"⚠️ Slack refused {what} (`{error}`), so part of the debate is missing here; the debate goes"
+        " on, and its transcript has the full text."
+    )
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,7 @@ class SlackSink:
             remember=self._remember,
         )
         self._throttle = EditThrottle(settings.edit_interval, asyncio.get_running_loop().time)
+        self._budgets = budgets_of(client)
         self._votes = HumanVotes(bot_user_id=bot_user_id)
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._debate_id = debate_id
@@ -99,6 +108,8 @@ class SlackSink:
         self._task: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
+        self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
+        self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
 
     @property
     def debate_id(self) -> str | None:
@@ -214,15 +225,18 @@ class SlackSink:
         for op in self._view.render(event):
             await self._apply(op)
         if isinstance(event, VotingStarted):
+            self._started[event.vote_id] = event
             self._card_posted(event)
-        elif isinstance(event, HumanVoteOpened) and live:
+        elif isinstance(event, HumanVoteOpened) and event.vote_id in self._started:
+            self._card_posted(self._started[event.vote_id])  # a card whose first post failed is up now
+        if isinstance(event, HumanVoteOpened) and live:
             # A window in a caught-up event is not counted: if it is still open after a restart the
             # debate opens it again (a new event), and that one counts what is on the card.
             await self._count_reactions_on_card(event.vote_id, [o.key for o in event.options])
 
     def _card_posted(self, event: VotingStarted) -> None:
         ts = self._sender.ts_of.get(vote_key(event.vote_id))
-        if ts is not None:
+        if ts is not None and self._votes.vote_on(ts) is None:
             self._votes.card_posted(event.vote_id, ts, option_reactions(event.options))
 
     async def _apply(self, op: Op) -> None:
@@ -234,7 +248,13 @@ class SlackSink:
         await self._send(op)
 
     async def _send(self, op: Op) -> None:
+        """Carry one op out. The client has already retried what is safe to retry; an interim
+        update that fails is superseded by the next one, anything else is reported in the thread
+        (one notice per kind of failure, edited in place)."""
         if self._gave_up:
+            return
+        if isinstance(op, Update) and op.interim and not self._budgets["chat.update"].try_take():
+            self._throttle.hold(op)  # the workspace's edits are short: finals first, this one later
             return
         try:
             await self._sender.apply(op)
@@ -243,8 +263,19 @@ class SlackSink:
             log.warning("debate %s: Slack refused %s (%s)", self.debate_id, type(op).__name__, error)
             if error in FATAL_ERRORS:
                 await self._give_up(error)
+            elif not (isinstance(op, Update) and op.interim):
+                await self._notice(error)
         except NETWORK_ERRORS as exc:
             log.warning("debate %s: could not reach Slack for %s: %r", self.debate_id, type(op).__name__, exc)
+            if not (isinstance(op, Update) and op.interim):
+                await self._notice("no_answer")
+
+    async def _notice(self, error: str) -> None:
+        count = self._failures[error] = self._failures.get(error, 0) + 1
+        try:
+            await self._sender.notice(error, delivery_failed(error, count))
+        except (SlackApiError, *NETWORK_ERRORS) as exc:
+            log.warning("debate %s: could not post the delivery notice: %r", self.debate_id, exc)
 
     async def _give_up(self, error: str) -> None:
         """Nothing more can be shown in this thread: stop the debate (it is stored in full)."""

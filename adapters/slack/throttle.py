@@ -28,6 +28,12 @@ class EditThrottle:
         self._pending[op.key] = op
         return False
 
+    def hold(self, op: Update) -> None:
+        """`op` could not go now (the workspace's budget is short): it waits, coalesced with newer ones."""
+        self._last = self._now()
+        self._pending.pop(op.key, None)
+        self._pending[op.key] = op
+
     def drop(self, key: str) -> None:
         self._pending.pop(key, None)
 

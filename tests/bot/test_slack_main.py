@@ -340,3 +340,54 @@ async def test_a_slack_bot_killed_mid_vote_resumes_with_every_vote(tmp_path: Pat
         cast = [json.loads(p) for (p,) in conn.execute("SELECT payload FROM events WHERE kind = 'vote_cast'")]
     humans = [vote["voter"]["id"] for vote in cast if vote["voter"]["human"]]
     assert sorted(humans) == ["UALICE", "UBOB", "UCAROL"]
+
+
+async def _rostra_slack(tmp_path: Path, api: FakeSlack, **tokens: str) -> asyncio.subprocess.Process:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "SLACK_"))}
+    env.update(
+        ROSTRA_CONFIG=str(REPO / "config.yaml"),
+        ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}",
+        ROSTRA_SLACK__API_URL=api.base_url,
+        ROSTRA_MODEL__DEFAULT="scripted",
+        **tokens,
+    )
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "slack", cwd=REPO, env=env, stderr=asyncio.subprocess.PIPE
+    )
+
+
+@pytest.mark.parametrize(
+    ("which", "error"),
+    [
+        ("SLACK_BOT_TOKEN", "invalid_auth"),
+        ("SLACK_APP_TOKEN", "invalid_auth"),
+        ("SLACK_BOT_TOKEN", "token_revoked"),
+    ],
+)
+async def test_rostra_slack_with_a_bad_token_says_so_and_exits_promptly(
+    tmp_path: Path, api: FakeSlack, which: str, error: str
+) -> None:
+    method = "auth.test" if which == "SLACK_BOT_TOKEN" else "apps.connections.open"
+    api.fail_next(method, status=200, error=error)
+    proc = await _rostra_slack(tmp_path, api, SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN)
+    assert proc.stderr is not None
+    err = await asyncio.wait_for(proc.stderr.read(), 20)
+    code = await asyncio.wait_for(proc.wait(), 5)
+    assert code == 1
+    assert err.decode().strip().splitlines() == [f"rostra: Slack refused {which} ({error}); check the token."]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+async def test_rostra_slack_stops_on_a_signal_even_while_it_cannot_connect(
+    tmp_path: Path, api: FakeSlack, sig: signal.Signals
+) -> None:
+    api.refuse_sockets = True  # the WebSocket never opens: slack_sdk keeps trying to connect
+    proc = await _rostra_slack(tmp_path, api, SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN)
+    assert proc.stderr is not None
+    line = await asyncio.wait_for(proc.stderr.readline(), 20)
+    assert line.decode().startswith("rostra: serving Rostra Test in Slack (Socket Mode)")
+    await api.wait_until(lambda: len(api.calls_to("apps.connections.open")) >= 1)
+    await asyncio.sleep(0.5)
+    proc.send_signal(sig)
+    code = await asyncio.wait_for(proc.wait(), 10)
+    assert code == 0

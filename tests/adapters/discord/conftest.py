@@ -54,7 +54,7 @@ async def runtime(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterat
     sections: dict[str, Any] = {
         "model": {"script": str(script), "latency": 0},
         "limits": {"max_rounds": 1},
-        "discord": {"edit_interval": 0, "retry_delay": 0},
+        "discord": {"edit_interval": 0},
     }
     for name, values in given.items():
         sections[name] = {**sections.get(name, {}), **values} if isinstance(values, dict) else values

@@ -4,6 +4,13 @@ It records every call (query, form and JSON arguments merged), keeps the workspa
 Slack would (messages with edits, reactions per person, ephemeral messages, uploaded files), answers
 like Slack does (`ts`, `message_not_found`, `already_reacted`, `missing_scope`), and can answer 429
 with Retry-After. Slash-command `response_url`s point here too.
+
+Strict where Slack is: `chat.update` keeps the message's text but not the custom `username`/icon it
+was posted with (reported for real workspaces; the default delivery must not depend on it), and with
+`enforce_limits()` the published rate limits answer 429 + Retry-After: Tier 3 (about 50 per minute)
+per workspace and method for `chat.update` and `reactions.add`, and about one `chat.postMessage` per
+second per channel. `fail_next(..., status=DROP_AFTER)` carries a call out and then drops the
+connection without answering (Slack accepted the post; the client cannot know).
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -25,8 +33,9 @@ TEAM = "T0001"
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"
 DROP = 0  # fail_next(status=DROP): close the connection without answering
+DROP_AFTER = -1  # fail_next(status=DROP_AFTER): carry the call out, then close without answering
 SCOPES = (
-    "app_mentions:read,chat:write,chat:write.customize,commands,files:read,files:write,reactions:read,"
+    "app_mentions:read,channels:history,groups:history,chat:write,chat:write.customize,commands,files:read,files:write,reactions:read,"
     "reactions:write,usergroups:read"
 )
 
@@ -47,6 +56,28 @@ class Hold:
     gate: asyncio.Event = field(default_factory=asyncio.Event)
     held: bool = False
     abandoned: bool = False
+
+
+@dataclass
+class Window:
+    """A sliding-window rate limit: at most `limit` calls in any `per` seconds."""
+
+    limit: int
+    per: float
+    hits: list[float] = field(default_factory=list)
+
+    def retry_after(self, now: float) -> float:
+        self.hits = [t for t in self.hits if now - t < self.per]
+        return 0.0 if len(self.hits) < self.limit else self.hits[0] + self.per - now
+
+
+@dataclass
+class Limits:
+    """Slack's published limits: Tier 3 per workspace and method, posts per channel."""
+
+    tier3: tuple[int, float] = (50, 60.0)
+    post_per_channel: tuple[int, float] = (1, 1.0)
+    tier3_methods: tuple[str, ...] = ("chat.update", "reactions.add")
 
 
 @dataclass
@@ -74,7 +105,11 @@ class FakeSlack:
         self.scopes = SCOPES
         self.refuse_custom_names = False
         self.refuse_files = False
+        self.refuse_sockets = False  # the Socket Mode WebSocket answers 503 (Slack unreachable)
         self._faults: dict[str, list[Fault]] = {}
+        self.limits: Limits | None = None
+        self._windows: dict[str, Window] = {}
+        self.rate_limited: list[Call] = []  # calls answered 429 by an enforced limit
         self._holds: dict[str, list[Hold]] = {}
         self._counter = itertools.count(1)
         self._changed = asyncio.Event()
@@ -129,6 +164,24 @@ class FakeSlack:
         self._faults.setdefault(method, []).append(
             Fault(status, headers, {"ok": False, "error": error}, when)
         )
+
+    def enforce_limits(self, limits: Limits | None = None) -> None:
+        """Answer 429 + Retry-After beyond the published rate limits (see `Limits`)."""
+        self.limits = limits or Limits()
+
+    def _window_for(self, method: str, args: dict[str, Any]) -> Window | None:
+        if self.limits is None:
+            return None
+        if method in self.limits.tier3_methods:
+            name, (limit, per) = f"{TEAM}:{method}", self.limits.tier3
+        elif method == "chat.postMessage":
+            name, (limit, per) = f"post:{args.get('channel')}", self.limits.post_per_channel
+        else:
+            return None
+        window = self._windows.get(name)
+        if window is None:
+            window = self._windows[name] = Window(limit, per)
+        return window
 
     def hold_next(self, method: str, *, when: Callable[[dict[str, Any]], bool] = lambda args: True) -> Hold:
         """The next matching call waits without an answer until `hold.gate` is set (or never)."""
@@ -241,14 +294,28 @@ class FakeSlack:
                 if hold.abandoned:
                     return web.json_response({"ok": False, "error": "fatal_error"}, status=500)
                 break
+        window = self._window_for(method, args)
+        if window is not None:
+            now = time.monotonic()
+            wait = window.retry_after(now)
+            if wait > 0:
+                self.rate_limited.append(self.calls[-1])
+                body = {"ok": False, "error": "ratelimited"}
+                return web.json_response(body, status=429, headers={"Retry-After": str(math.ceil(wait))})
+            window.hits.append(now)
         faults = self._faults.get(method, [])
         for fault in faults:
             if fault.when(args):
                 faults.remove(fault)
-                if fault.status == DROP:
+                if fault.status == DROP_AFTER:
+                    self._answer(method, args)  # Slack carried it out ...
+                    self.changed()
+                if fault.status in (DROP, DROP_AFTER):
                     assert request.transport is not None
-                    request.transport.close()  # the client sees the server disconnect
-                return web.json_response(fault.body, status=fault.status or 500, headers=fault.headers)
+                    request.transport.close()  # ... and the client sees the server disconnect
+                return web.json_response(
+                    fault.body, status=fault.status if fault.status > 0 else 500, headers=fault.headers
+                )
         expected = "xapp-" if method == "apps.connections.open" else "xoxb-"
         if not token or not token.startswith(expected):
             return web.json_response({"ok": False, "error": "invalid_auth"})
@@ -288,13 +355,40 @@ class FakeSlack:
         ts = self._ts()
         message: dict[str, Any] = {"type": "message", "subtype": "bot_message", "text": a.get("text", "")}
         message.update({"ts": ts, "bot_id": BOT_ID})
-        for key in ("username", "icon_emoji", "icon_url", "thread_ts", "blocks"):
+        for key in ("username", "icon_emoji", "icon_url", "thread_ts", "blocks", "metadata"):
             if a.get(key):
-                message[key] = a[key]
+                message[key] = json.loads(a[key]) if key == "metadata" and isinstance(a[key], str) else a[key]
         self.messages[(a["channel"], ts)] = message
         self.order.append((a["channel"], ts))
         self.posted.append(dict(message))
         return {"ok": True, "channel": a["channel"], "ts": ts, "message": message}
+
+    def _conversations_replies(self, a: dict[str, Any]) -> dict[str, Any]:
+        """The thread, oldest first (its root included), between `oldest` and `latest` (exclusive
+        unless `inclusive`); message metadata only with `include_all_metadata`."""
+        if "channels:history" not in self.scopes.split(","):
+            return {"ok": False, "error": "missing_scope", "needed": "channels:history"}
+        channel, root = a.get("channel", ""), a.get("ts", "")
+        if (channel, root) not in self.messages:
+            return {"ok": False, "error": "thread_not_found"}
+        inclusive = str(a.get("inclusive", "")).lower() in ("1", "true")
+        oldest, latest = float(a.get("oldest") or 0), float(a.get("latest") or "inf")
+        found = []
+        for key in self.order:
+            message = self.messages[key]
+            if (
+                key[0] != channel
+                or key in self.deleted
+                or (key[1] != root and message.get("thread_ts") != root)
+            ):
+                continue
+            ts = float(key[1])
+            if (oldest < ts < latest) or (inclusive and ts in (oldest, latest)) or (key[1] == root):
+                shown = dict(message)
+                if str(a.get("include_all_metadata", "")).lower() not in ("1", "true"):
+                    shown.pop("metadata", None)
+                found.append(shown)
+        return {"ok": True, "messages": found[: int(a.get("limit") or 1000)], "has_more": False}
 
     def _chat_update(self, a: dict[str, Any]) -> dict[str, Any]:
         key = (a.get("channel", ""), a.get("ts", ""))
@@ -303,6 +397,8 @@ class FakeSlack:
             return {"ok": False, "error": "message_not_found"}
         message["text"] = a.get("text", "")
         message["blocks"] = a.get("blocks") or []
+        for key in ("username", "icons", "icon_emoji", "icon_url"):
+            message.pop(key, None)  # an edit shows the app's own name and icon again
         message["edited"] = {"user": BOT_USER, "ts": self._ts()}
         return {"ok": True, "channel": key[0], "ts": key[1], "text": message["text"], "message": message}
 
@@ -390,7 +486,9 @@ class FakeSlack:
 
     # --- Socket Mode ----------------------------------------------------------------------------
 
-    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
+        if self.refuse_sockets:
+            return web.Response(status=503)
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self.ws = ws

@@ -8,15 +8,13 @@ import random
 from pathlib import Path
 
 import pytest
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-)
 
+from adapters.slack.limits import BudgetedRateLimitRetryHandler
+from adapters.slack.retry import RepeatableConnectionErrorRetryHandler, RepeatableServerErrorRetryHandler
 from core.events import DebateCompleted, DebateStarted
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import SCRIPT, Harness, open_harness
-from tests.adapters.slack.fake_slack import DROP, FakeSlack
+from tests.adapters.slack.fake_slack import DROP, DROP_AFTER, FakeSlack
 
 
 async def test_a_429_is_waited_out_and_the_message_still_arrives(
@@ -39,16 +37,53 @@ async def test_a_429_is_waited_out_and_the_message_still_arrives(
     assert events[-1].reason == "max_rounds"
 
 
-async def test_the_client_retries_rate_limits_and_dropped_connections(slack: Harness) -> None:
+async def test_the_client_retries_only_what_is_safe_to_repeat(slack: Harness) -> None:
     kinds = {type(h) for h in slack.app.client.retry_handlers}
-    assert kinds == {AsyncRateLimitErrorRetryHandler, AsyncConnectionErrorRetryHandler}
+    assert kinds == {
+        BudgetedRateLimitRetryHandler,
+        RepeatableConnectionErrorRetryHandler,
+        RepeatableServerErrorRetryHandler,
+    }
     slack.api.fail_next("chat.postMessage", status=DROP, when=lambda args: "username" in args)
     await slack.mention("debate Should cities ban cars?")
     await slack.wait_running()
     await slack.settle()
     first, retried = [c for c in slack.api.calls_to("chat.postMessage") if "username" in c.args][:2]
     assert first.args == retried.args
+    assert first.args["metadata"] == {"event_type": "rostra_message", "event_payload": {"key": "turn:t1"}}
+    # Slack never took the first post: the thread was read back for it, then it was posted again.
+    [looked] = slack.api.calls_to("conversations.replies")
+    assert looked.at < retried.at
     assert [m.get("username") for m in slack.thread()].count(first.args["username"]) == 1
+
+
+async def test_a_post_that_landed_while_its_connection_dropped_shows_once(slack: Harness) -> None:
+    slack.api.fail_next("chat.postMessage", status=DROP_AFTER, when=lambda args: "username" in args)
+    await slack.mention("debate Should cities ban cars?")
+    await slack.wait_running()
+    await slack.settle()
+    persona_posts = [c for c in slack.api.calls_to("chat.postMessage") if "username" in c.args]
+    speakers = [m["username"] for m in slack.thread() if m.get("username")]
+    assert len(persona_posts) == len(speakers) == len(set(speakers))  # adopted, never posted again
+    assert len(slack.api.calls_to("conversations.replies")) == 1
+    assert not any("Slack refused" in m["text"] for m in slack.thread())
+    assert slack.thread()[-1]["text"].startswith("The end")
+
+
+async def test_a_turn_that_cannot_be_posted_is_reported_once(slack: Harness) -> None:
+    for _ in range(4):  # both turns' post and its one re-post are answered 500
+        slack.api.fail_next(
+            "chat.postMessage", status=500, error="fatal_error", when=lambda a: "username" in a
+        )
+    await slack.mention("debate Should cities ban cars?")
+    await slack.wait_running()
+    await slack.settle()
+    notices = [m["text"] for m in slack.thread() if "Slack refused" in m["text"]]
+    assert notices == [
+        "⚠️ Slack refused 2 messages or edits (`fatal_error`), so part of the debate is missing here; the"
+        " debate goes on, and its transcript has the full text."
+    ]
+    assert slack.thread()[-1]["text"].startswith("The end")
 
 
 HOSTILE = "Listen <!channel> and <@U123>: see <#C999|general> or <https://evil.example|this> & that"

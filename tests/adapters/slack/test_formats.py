@@ -157,7 +157,7 @@ async def test_arena_in_full(tmp_path: Path, api: FakeSlack) -> None:
     spoken = assert_turns_shown_once(slack, events)
     assert spoken[0]["username"] == first.name
     assert spoken[0]["icon_url"] == slack.rt.personas[first.id].avatar_url
-    assert any(v.endswith(" …") for v in edits_of(api, spoken[0]["ts"]))  # streamed by edits (TurnDelta)
+    assert edits_of(api, spoken[0]["ts"]) == []  # posted whole (Slack's default): the name stays
 
     # The first vote card: AI votes, the tie opened to people, their votes, the result.
     first_card = one(thread, lambda m: m["ts"] == card)

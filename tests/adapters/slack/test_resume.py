@@ -143,7 +143,10 @@ LONG_TURN = (
 async def test_a_restart_mid_turn_replaces_the_partial_message(tmp_path: Path, api: FakeSlack) -> None:
     script = {**SCRIPT, "proposition": [LONG_TURN]}
     clock = HeldClock(hold=4.0)  # every streamed chunk (5 s each) waits for the test
-    async with open_harness(tmp_path, api, script=script, clock=clock, latency=5.0) as before:
+    streaming = {"streaming": True}
+    async with open_harness(
+        tmp_path, api, script=script, clock=clock, latency=5.0, slack=streaming
+    ) as before:
         await before.mention("debate Should cities ban cars?")
         handle = await before.wait_running()
         for _ in range(4):  # a few chunks of the first turn stream in, then the bot stops
@@ -155,7 +158,7 @@ async def test_a_restart_mid_turn_replaces_the_partial_message(tmp_path: Path, a
         stored = await before.rt.store.binding_values(debate_id)
         assert stored["ts:turn:t1"] == partial["ts"]
 
-    async with open_harness(tmp_path, api, script=script) as after:
+    async with open_harness(tmp_path, api, script=script, slack=streaming) as after:
         [resumed] = await after.app.resume_debates()
         await after.settle()
         events = await after.events(debate_id)
@@ -166,7 +169,9 @@ async def test_a_restart_mid_turn_replaces_the_partial_message(tmp_path: Path, a
     first = next(e for e in events if isinstance(e, TurnCompleted) and e.turn_id == "t1")
     assert first.text == LONG_TURN
     speaker = first.speaker
-    mine = [m for m in thread if m.get("username") == speaker.name and "for the motion" in m["text"]]
+    [posted] = [m for m in api.posted if m["ts"] == partial["ts"]]
+    assert posted["username"] == speaker.name  # as posted; Slack drops the name on an edit
+    mine = [m for m in thread if "for the motion" in m["text"]]
     assert [m["ts"] for m in mine] == [partial["ts"]]  # the same message, completed in place
     assert mine[0]["text"] == f"_Round 1 · for the motion_\n{LONG_TURN}"
     assert any("tries again" in v for v in edits_of(api, partial["ts"]))

@@ -124,6 +124,25 @@ async def test_people_vote_too_in_vote_mode(tmp_path: Path, api: FakeSlack) -> N
         )
 
 
+async def test_a_vote_card_answered_500_still_gets_its_ballot(tmp_path: Path, api: FakeSlack) -> None:
+    clock = HeldClock(hold=HOLD)
+    script = {**SCRIPT, "observer": [{"vote": "keep", "reason": "Fine."}]}
+    for _ in range(2):  # the card's post and its one re-post fail; it is posted when voting opens
+        api.fail_next("chat.postMessage", status=500, error="fatal_error", when=lambda a: "Vote" in a["text"])
+    async with open_harness(tmp_path, api, script=script, clock=clock, arena={"humans": "vote"}) as slack:
+        await slack.mention("debate Should cities ban cars?")
+        handle = await slack.wait_running()
+        await api.wait_until(lambda: handle.human_vote_open("v1") and len(api.calls_to("reactions.add")) == 2)
+        [card] = [m for m in slack.thread() if m["text"].startswith("Vote")]
+        assert [c.args["timestamp"] for c in api.calls_to("reactions.add")] == [card["ts"]] * 2
+        await slack.react(ALICE, "x", card["ts"])
+        await until(slack, handle, {ALICE: "replace"})
+        await clock.release()
+        await slack.settle()
+        (closed,) = [e for e in await slack.events(handle.debate_id) if isinstance(e, VotingClosed)]
+        assert closed.human_tally == {"keep": 0, "replace": 1}
+
+
 async def test_any_format_takes_reaction_votes_with_skin_tones(tmp_path: Path, api: FakeSlack) -> None:
     """oxford's audience votes on the motion (👍 / 👎 / 🤷) before and after the debate."""
     clock = HeldClock(hold=HOLD)

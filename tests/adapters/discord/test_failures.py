@@ -1,0 +1,145 @@
+"""Delivery under Discord's real failures, through discord.py's own HTTP client and retries (the
+loopback REST fake): posts that land but answer 502, persistent 5xx, Cloudflare 429s, threads that
+vanish mid-debate."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.events import DebateCompleted, TurnCompleted, TurnStarted
+from tests.adapters.discord.loopback import Arena, arena, compress_discord_py_waits
+from tests.fakes.discord_rest import Limits
+
+WEBHOOK_POST = r"/webhooks/\d+/[^/]+"
+
+
+def spoken(world: Arena, thread_id: int) -> list[tuple[str, str]]:
+    """The persona messages the thread shows now: (persona, text), oldest first."""
+    return [
+        (m["author"]["username"], m["content"])
+        for m in world.lb.api.in_channel(thread_id)
+        if m.get("webhook_id")
+    ]
+
+
+async def turns(world: Arena, debate_id: str) -> list[TurnCompleted]:
+    return [e for e in await world.rt.store.events(debate_id) if isinstance(e, TurnCompleted)]
+
+
+def notices(world: Arena, thread_id: int) -> list[str]:
+    return [m["content"] for m in world.lb.api.in_channel(thread_id) if "Discord refused" in m["content"]]
+
+
+async def test_a_500_is_retried_by_discord_py_alone_and_the_turn_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compress_discord_py_waits(monkeypatch)
+    async with arena(tmp_path) as world:
+        world.lb.api.fail("POST", WEBHOOK_POST, status=500, times=1)
+        ran = await world.run()
+        done = await turns(world, ran.handle.debate_id)
+        assert [name for name, _ in spoken(world, ran.thread.id)] == [t.speaker.name for t in done]
+        statuses = [p.status for p in world.lb.api.sent("POST", WEBHOOK_POST)]
+        assert statuses == [500] + [200] * len(done)  # one retry, discord.py's
+        assert notices(world, ran.thread.id) == []
+
+
+async def test_a_persona_post_stored_but_answered_502_shows_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compress_discord_py_waits(monkeypatch, factor=1.0)  # the real 1 s wait before discord.py retries
+    async with arena(tmp_path) as world:
+        world.lb.api.fail("POST", WEBHOOK_POST, status=502, after_store=True)
+        ran = await world.run()
+        done = await turns(world, ran.handle.debate_id)
+        shown = spoken(world, ran.thread.id)
+        assert [name for name, _ in shown] == [t.speaker.name for t in done]
+        assert all(t.text in text for t, (_, text) in zip(done, shown, strict=True))
+        assert len(world.lb.api.sent("POST", WEBHOOK_POST)) == len(done) + 1  # discord.py's one retry
+        assert notices(world, ran.thread.id) == []
+
+
+async def test_a_card_stored_but_answered_502_shows_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compress_discord_py_waits(monkeypatch)
+    async with arena(tmp_path) as world:
+        thread_posts = r"/channels/\d+/messages"
+        world.lb.api.fail("POST", thread_posts, status=502, after_store=True)  # the opening card
+        ran = await world.run()
+        titles = [
+            (m["embeds"][0].get("title") or "") for m in world.lb.api.in_channel(ran.thread.id) if m["embeds"]
+        ]
+        assert len(titles) == len(set(titles))  # the nonce: Discord returned the first, no second card
+        first, retried = world.lb.api.sent("POST", thread_posts)[:2]
+        assert first.body["nonce"] == retried.body["nonce"] and retried.body["enforce_nonce"] is True
+
+
+async def test_a_persistent_5xx_costs_bounded_requests_and_one_notice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compress_discord_py_waits(monkeypatch)
+    script: dict[str, Any] = {
+        "proposition": [" ".join(f"word{i}" for i in range(120))],
+        "opposition": ["Short and sharp."],
+        "observer": [{"vote": "keep", "reason": "Fine."}],
+        "moderator": ["Both sides spoke."],
+    }
+    fast = Limits(webhook=(5, 2.0 * 0.02), channel=(5, 5.0 * 0.02))  # Discord's limits, time compressed
+    async with arena(tmp_path, script=script, model={"latency": 0.02}, rest=fast) as world:
+        world.lb.api.fail("POST", WEBHOOK_POST, status=503, message="Down", times=None)
+        ran = await world.run()
+        events = await world.rt.store.events(ran.handle.debate_id)
+        assert isinstance(events[-1], DebateCompleted) and events[-1].reason == "max_rounds"
+        finals = len([e for e in events if isinstance(e, TurnCompleted)])
+        attempts = len(world.lb.api.sent("POST", WEBHOOK_POST))
+        # discord.py tries each call 5 times; one interim attempt per route at most, then finals only.
+        assert attempts <= 5 * (finals + 1)
+        [notice] = notices(world, ran.thread.id)
+        assert notice.startswith(f"⚠️ Discord refused {finals} messages or edits (the last: HTTP 503)")
+        assert spoken(world, ran.thread.id) == []
+
+
+async def test_a_cloudflare_429_is_not_retried(tmp_path: Path) -> None:
+    async with arena(tmp_path) as world:
+        world.lb.api.fail("POST", WEBHOOK_POST, status=429, cloudflare=True)
+        ran = await world.run()
+        done = await turns(world, ran.handle.debate_id)
+        posts = world.lb.api.sent("POST", WEBHOOK_POST)
+        # The refused first (interim) post is neither retried by discord.py nor by Rostra: the turn's
+        # final text is the next post, and every turn shows once.
+        assert [p.status for p in posts] == [429] + [200] * len(done)
+        assert posts[0].body["content"].endswith("▌") and done[0].text in posts[1].body["content"]
+        assert [name for name, _ in spoken(world, ran.thread.id)] == [t.speaker.name for t in done]
+        assert notices(world, ran.thread.id) == []
+
+
+@pytest.mark.parametrize("how", ["deleted", "forbidden"])
+async def test_a_thread_gone_mid_debate_stops_the_model_calls(tmp_path: Path, how: str) -> None:
+    script: dict[str, Any] = {
+        "proposition": [f"Point {i}: cars crowd the street." for i in range(4)],
+        "opposition": [f"Counter {i}: people need to get to work." for i in range(4)],
+        "observer": [{"vote": "keep", "reason": "Fine."}],
+        "moderator": ["Both sides spoke."],
+    }
+    async with arena(tmp_path, script=script, model={"latency": 0.05}, limits={"max_rounds": 4}) as world:
+        running = await world.start()
+        api = world.lb.api
+        await api.wait_until(lambda: any(m.get("webhook_id") for m in api.in_channel(running.thread.id)))
+        (api.delete_channel if how == "deleted" else api.forbid_channel)(running.thread.id)
+        result = await asyncio.wait_for(running.handle.wait(), 10)
+        await running.sink.finish()
+        events = await world.rt.store.events(running.handle.debate_id)
+        completed = events[-1]
+        assert isinstance(completed, DebateCompleted)
+        expected = "the debate thread was deleted" if how == "deleted" else "Rostra can no longer see"
+        assert expected in str(completed.reason) or expected in str(result)
+        started = [e for e in events if isinstance(e, TurnStarted)]
+        assert len(started) <= 3  # 8 turns were planned; at most the ones under way when it vanished
+        requests_then = len(api.requests)
+        await asyncio.sleep(0.3)
+        assert len(api.requests) == requests_then  # nothing more is sent to a thread that is gone

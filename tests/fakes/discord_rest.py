@@ -1,0 +1,494 @@
+"""A local stand-in for the parts of Discord's REST API a debate thread uses, on loopback HTTP.
+
+simcord replaces discord.py's HTTP client, so discord.py's own rate-limit and 5xx handling never
+runs there. This fake is reached by the real client instead (`discord.http.Route.BASE` pointed at it,
+see `pointed_at`), and is as strict as Discord's published rules:
+
+- rate limits with Discord's headers (`X-RateLimit-Limit/Remaining/Reset-After/Bucket`) and 429
+  bodies (`retry_after`, `global`): per webhook 5 requests per 2 s, per channel 5 message requests
+  per 5 s, reactions 1 per 0.25 s per channel, and the bot's global 50 requests per second;
+- faults on demand: an error answer (optionally after the request was carried out, as when Discord
+  stores a message and the gateway in front of it answers 502), a Cloudflare-style 429 (no `Via`
+  header, an HTML body), and threads that are gone (404/10003) or forbidden (403/50001);
+- `nonce` + `enforce_nonce` on bot messages: a second post with the same nonce returns the first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import discord
+from aiohttp import web
+
+EPOCH_MS = 1420070400000
+BOT_ID = 4242
+API = "/api/v10"
+
+
+@dataclass
+class Request:
+    method: str
+    path: str  # without the /api/v10 prefix
+    query: dict[str, str]
+    body: dict[str, Any]
+    status: int = 0
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Fault:
+    method: str
+    pattern: re.Pattern[str]
+    status: int
+    code: int
+    message: str
+    after_store: bool  # carry the request out, then answer the error anyway
+    cloudflare: bool
+    times: int | None  # None: every time
+
+
+@dataclass
+class Bucket:
+    """A sliding-window limit: at most `limit` requests in any `per` seconds."""
+
+    name: str
+    limit: int
+    per: float
+    hits: list[float] = field(default_factory=list)
+
+    def _trim(self, now: float) -> None:
+        self.hits = [t for t in self.hits if now - t < self.per]
+
+    def retry_after(self, now: float) -> float:
+        self._trim(now)
+        if len(self.hits) < self.limit:
+            return 0.0
+        return max(0.001, self.hits[0] + self.per - now)
+
+    def take(self, now: float) -> None:
+        self.hits.append(now)
+
+    def remaining(self, now: float) -> int:
+        self._trim(now)
+        return max(0, self.limit - len(self.hits))
+
+    def reset_after(self, now: float) -> float:
+        self._trim(now)
+        return round(self.hits[0] + self.per - now, 3) if self.hits else 0.0
+
+
+@dataclass
+class Limits:
+    """Discord's published limits (defaults); tests may shrink the windows."""
+
+    webhook: tuple[int, float] = (5, 2.0)
+    channel: tuple[int, float] = (5, 5.0)
+    reaction: tuple[int, float] = (1, 0.25)
+    global_: tuple[int, float] = (50, 1.0)
+
+
+class FakeDiscordREST:
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self.requests: list[Request] = []
+        self.messages: dict[int, dict[str, Any]] = {}  # id → message JSON as Discord returns it
+        self.channels: dict[int, dict[str, Any]] = {}  # id → {"parent_id": ..., "gone": ..., ...}
+        self.webhooks: dict[int, dict[str, Any]] = {}
+        self.reactions: dict[int, list[str]] = {}  # message id → emojis the bot added
+        self.deleted: set[int] = set()
+        self.faults: list[Fault] = []
+        self.rate_limited: list[Request] = []  # every request answered 429 by a limit
+        self._buckets: dict[str, Bucket] = {}
+        self._nonces: dict[tuple[int, str], int] = {}
+        self._ids = itertools.count(1)
+        self._changed = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.base = ""
+        app = web.Application()
+        app.router.add_route("*", API + "/{tail:.*}", self._handle)
+        self._app = app
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self._app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.base = f"http://127.0.0.1:{port}{API}"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @contextlib.contextmanager
+    def pointed_at(self) -> Iterator[None]:
+        """discord.py's HTTP client and its webhooks talk to this fake while inside."""
+        before = discord.http.Route.BASE
+        discord.http.Route.BASE = self.base
+        try:
+            yield
+        finally:
+            discord.http.Route.BASE = before
+
+    # --- the world --------------------------------------------------------------------------------
+
+    def snowflake(self) -> int:
+        return ((int(time.time() * 1000) - EPOCH_MS) << 22) + next(self._ids)
+
+    def add_channel(self, *, parent_id: int | None = None, guild_id: int = 1) -> int:
+        channel_id = self.snowflake()
+        self.channels[channel_id] = {"parent_id": parent_id, "guild_id": guild_id, "gone": None}
+        return channel_id
+
+    def delete_channel(self, channel_id: int) -> None:
+        """The thread (or channel) is deleted: 404 Unknown Channel from now on."""
+        self.channels[channel_id]["gone"] = (404, 10003, "Unknown Channel")
+
+    def forbid_channel(self, channel_id: int) -> None:
+        """The bot lost access to it: 403 Missing Access from now on."""
+        self.channels[channel_id]["gone"] = (403, 50001, "Missing Access")
+
+    def fail(
+        self,
+        method: str,
+        path: str,
+        *,
+        status: int = 502,
+        code: int = 0,
+        message: str = "Bad Gateway",
+        after_store: bool = False,
+        cloudflare: bool = False,
+        times: int | None = 1,
+    ) -> None:
+        """Answer matching requests (`path` a regex over the path after /api/v10) with an error."""
+        self.faults.append(
+            Fault(method, re.compile(path), status, code, message, after_store, cloudflare, times)
+        )
+
+    async def wait_until(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
+        """Wait (at most `within` seconds) until `predicate()` holds; checked after every request."""
+        async with asyncio.timeout(within):
+            while not predicate():
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), 0.05)
+
+    def exhaust(self, bucket: str) -> None:
+        """Spend a whole bucket now (`webhook:<id>`, `channel:<id>`, `global`), as another process of
+        the same bot would: the next request in it is answered 429."""
+        limit, per = {
+            "webhook": self.limits.webhook,
+            "channel": self.limits.channel,
+            "reaction": self.limits.reaction,
+            "global": self.limits.global_,
+        }[bucket.split(":")[0]]
+        now = time.monotonic()
+        self._buckets[bucket] = Bucket(bucket, limit, per, [now] * limit)
+
+    def in_channel(self, channel_id: int) -> list[dict[str, Any]]:
+        """The channel's (or thread's) messages as they stand now, oldest first."""
+        return [
+            m
+            for mid, m in sorted(self.messages.items())
+            if int(m["channel_id"]) == channel_id and mid not in self.deleted
+        ]
+
+    def sent(self, method: str, pattern: str) -> list[Request]:
+        return [r for r in self.requests if r.method == method and re.fullmatch(pattern, r.path)]
+
+    # --- answering --------------------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        path = "/" + request.match_info["tail"]
+        body = await _body(request)
+        req = Request(request.method, path, dict(request.query), body)
+        self.requests.append(req)
+        self._changed.set()
+        now = time.monotonic()
+        limited = self._limit(req, now)
+        if limited is not None:
+            req.status = 429
+            self.rate_limited.append(req)
+            return limited
+        fault = self._fault(req)
+        if fault is not None and fault.cloudflare:
+            req.status = fault.status
+            return web.Response(
+                status=fault.status, text="<html>Error 1015: You are being rate limited</html>"
+            )
+        gone = self._gone(req)
+        if gone is not None:
+            req.status = gone[0]
+            return _error(*gone)
+        if fault is not None and not fault.after_store:
+            req.status = fault.status
+            return _error(fault.status, fault.code, fault.message)
+        status, payload = self._route(req)
+        if fault is not None:  # carried out, answered an error anyway
+            req.status = fault.status
+            return _error(fault.status, fault.code, fault.message)
+        req.status = status
+        headers = self._rate_headers(req, now)
+        if payload is None:
+            return web.Response(status=status, headers=headers)
+        return _json(payload, status=status, headers=headers)
+
+    def _buckets_for(self, req: Request) -> list[Bucket]:
+        names: list[tuple[str, tuple[int, float]]] = [("global", self.limits.global_)]
+        if m := re.match(r"/webhooks/(\d+)/[^/]+", req.path):
+            names.append((f"webhook:{m.group(1)}", self.limits.webhook))
+        elif m := re.match(r"/channels/(\d+)/messages/\d+/reactions/", req.path):
+            names.append((f"reaction:{m.group(1)}", self.limits.reaction))
+        elif (m := re.match(r"/channels/(\d+)/messages", req.path)) and req.method != "GET":
+            names.append((f"channel:{m.group(1)}", self.limits.channel))
+        buckets = []
+        for name, (limit, per) in names:
+            bucket = self._buckets.get(name)
+            if bucket is None:
+                bucket = self._buckets[name] = Bucket(name, limit, per)
+            buckets.append(bucket)
+        return buckets
+
+    def _limit(self, req: Request, now: float) -> web.Response | None:
+        buckets = self._buckets_for(req)
+        for bucket in buckets:
+            wait = bucket.retry_after(now)
+            if wait > 0:
+                is_global = bucket.name == "global"
+                headers = {
+                    "Retry-After": str(max(1, round(wait))),
+                    "X-RateLimit-Scope": "user",
+                    "Via": "1.1 google",
+                }
+                if is_global:
+                    headers["X-RateLimit-Global"] = "true"
+                else:
+                    headers.update(self._bucket_headers(bucket, now))
+                payload = {"message": "You are being rate limited.", "retry_after": round(wait, 3)}
+                payload["global"] = is_global
+                return _json(payload, status=429, headers=headers)
+        for bucket in buckets:
+            bucket.take(now)
+        return None
+
+    def _rate_headers(self, req: Request, now: float) -> dict[str, str]:
+        specific = [b for b in self._buckets_for(req) if b.name != "global"]
+        headers = {"Via": "1.1 google"}
+        if specific:
+            headers.update(self._bucket_headers(specific[0], now))
+        return headers
+
+    @staticmethod
+    def _bucket_headers(bucket: Bucket, now: float) -> dict[str, str]:
+        reset_after = bucket.reset_after(now)
+        return {
+            "X-RateLimit-Limit": str(bucket.limit),
+            "X-RateLimit-Remaining": str(bucket.remaining(now)),
+            "X-RateLimit-Reset-After": f"{reset_after:.3f}",
+            "X-RateLimit-Reset": f"{time.time() + reset_after:.3f}",
+            "X-RateLimit-Bucket": bucket.name.split(":")[0],
+        }
+
+    def _fault(self, req: Request) -> Fault | None:
+        for fault in self.faults:
+            if fault.method == req.method and fault.pattern.fullmatch(req.path):
+                if fault.times is not None:
+                    fault.times -= 1
+                    if fault.times <= 0:
+                        self.faults.remove(fault)
+                return fault
+        return None
+
+    def _gone(self, req: Request) -> tuple[int, int, str] | None:
+        channel_id: int | None = None
+        if m := re.match(r"/channels/(\d+)", req.path):
+            channel_id = int(m.group(1))
+        elif req.path.startswith("/webhooks/") and "thread_id" in req.query:
+            channel_id = int(req.query["thread_id"])
+        if channel_id is None:
+            return None
+        channel = self.channels.get(channel_id)
+        if channel is None:
+            return (404, 10003, "Unknown Channel")
+        gone: tuple[int, int, str] | None = channel["gone"]
+        return gone
+
+    def _route(self, req: Request) -> tuple[int, Any]:
+        p, m = req.path, req.method
+        if p == "/users/@me":
+            return 200, _user(BOT_ID, "Rostra", bot=True)
+        if p == "/oauth2/applications/@me":
+            owner = _user(1, "owner", bot=False)
+            app = {"id": str(BOT_ID), "name": "Rostra", "icon": None, "description": "", "bot_public": True}
+            return 200, {
+                **app,
+                "bot_require_code_grant": False,
+                "owner": owner,
+                "verify_key": "0",
+                "flags": 0,
+            }
+        if mt := re.fullmatch(r"/channels/(\d+)/webhooks", p):
+            channel_id = int(mt.group(1))
+            if m == "GET":
+                return 200, [h for h in self.webhooks.values() if int(h["channel_id"]) == channel_id]
+            return 200, self._create_webhook(channel_id, str(req.body.get("name", "hook")))
+        if mt := re.fullmatch(r"/channels/(\d+)/messages", p):
+            channel_id = int(mt.group(1))
+            if m == "GET":
+                return 200, self._history(channel_id, req.query)
+            return 200, self._bot_post(channel_id, req.body)
+        if mt := re.fullmatch(r"/channels/(\d+)/messages/(\d+)", p):
+            return self._edit_or_delete(int(mt.group(2)), m, req.body, webhook_id=None)
+        if mt := re.fullmatch(r"/channels/(\d+)/messages/(\d+)/reactions/([^/]+)/@me", p):
+            message_id = int(mt.group(2))
+            if message_id not in self.messages or message_id in self.deleted:
+                return 404, {"message": "Unknown Message", "code": 10008}
+            self.reactions.setdefault(message_id, []).append(mt.group(3))
+            return 204, None
+        if mt := re.fullmatch(r"/webhooks/(\d+)/([^/]+)", p):
+            hook = self.webhooks.get(int(mt.group(1)))
+            if hook is None or hook["token"] != mt.group(2):
+                return 404, {"message": "Unknown Webhook", "code": 10015}
+            return 200, self._webhook_post(hook, req)
+        if mt := re.fullmatch(r"/webhooks/(\d+)/([^/]+)/messages/(\d+)", p):
+            return self._edit_or_delete(int(mt.group(3)), m, req.body, webhook_id=int(mt.group(1)))
+        return 404, {"message": "404: Not Found", "code": 0}
+
+    def _create_webhook(self, channel_id: int, name: str) -> dict[str, Any]:
+        hook_id = self.snowflake()
+        hook = {
+            "id": str(hook_id),
+            "type": 1,
+            "channel_id": str(channel_id),
+            "guild_id": str(self.channels[channel_id]["guild_id"]),
+            "name": name,
+            "avatar": None,
+            "token": f"tok{hook_id}",
+            "application_id": None,
+            "user": _user(BOT_ID, "Rostra", bot=True),
+        }
+        self.webhooks[hook_id] = hook
+        return hook
+
+    def _message(self, channel_id: int, body: dict[str, Any], author: dict[str, Any]) -> dict[str, Any]:
+        message_id = self.snowflake()
+        message = {
+            "id": str(message_id),
+            "channel_id": str(channel_id),
+            "author": author,
+            "content": body.get("content") or "",
+            "timestamp": discord.utils.snowflake_time(message_id).isoformat(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": [
+                {"id": str(self.snowflake()), "filename": a.get("filename", "file")}
+                for a in body.get("attachments") or []
+            ],
+            "embeds": body.get("embeds") or [],
+            "pinned": False,
+            "type": 0,
+            "flags": 0,
+            "components": [],
+        }
+        if body.get("nonce") is not None:
+            message["nonce"] = body["nonce"]
+        self.messages[message_id] = message
+        return message
+
+    def _bot_post(self, channel_id: int, body: dict[str, Any]) -> dict[str, Any]:
+        nonce = body.get("nonce")
+        if nonce is not None and body.get("enforce_nonce"):
+            earlier = self._nonces.get((channel_id, str(nonce)))
+            if earlier is not None and earlier not in self.deleted:
+                return self.messages[earlier]
+        message = self._message(channel_id, body, _user(BOT_ID, "Rostra", bot=True))
+        if nonce is not None:
+            self._nonces[(channel_id, str(nonce))] = int(message["id"])
+        return message
+
+    def _webhook_post(self, hook: dict[str, Any], req: Request) -> dict[str, Any]:
+        channel_id = int(req.query.get("thread_id") or hook["channel_id"])
+        author = _user(int(hook["id"]), str(req.body.get("username") or hook["name"]), bot=True)
+        message = self._message(channel_id, req.body, author)
+        message["webhook_id"] = hook["id"]
+        if req.body.get("avatar_url"):
+            message["author"]["avatar_url"] = req.body["avatar_url"]
+        return message
+
+    def _edit_or_delete(
+        self, message_id: int, method: str, body: dict[str, Any], *, webhook_id: int | None
+    ) -> tuple[int, Any]:
+        message = self.messages.get(message_id)
+        if message is None or message_id in self.deleted:
+            return 404, {"message": "Unknown Message", "code": 10008}
+        if webhook_id is not None and message.get("webhook_id") != str(webhook_id):
+            return 404, {"message": "Unknown Message", "code": 10008}
+        if method == "DELETE":
+            self.deleted.add(message_id)
+            return 204, None
+        for key in ("content", "embeds"):
+            if key in body:
+                message[key] = body[key] if body[key] is not None else ([] if key == "embeds" else "")
+        message["edited_timestamp"] = discord.utils.utcnow().isoformat()
+        return 200, message
+
+    def _history(self, channel_id: int, query: dict[str, str]) -> list[dict[str, Any]]:
+        """Newest first, like Discord; with `after`, the `limit` messages right after that id."""
+        limit = int(query.get("limit", "50"))
+        oldest_first = self.in_channel(channel_id)
+        if "after" in query:
+            after = [m for m in oldest_first if int(m["id"]) > int(query["after"])][:limit]
+            return list(reversed(after))
+        return list(reversed(oldest_first))[:limit]
+
+
+def _user(user_id: int, name: str, *, bot: bool) -> dict[str, Any]:
+    return {"id": str(user_id), "username": name, "discriminator": "0000", "avatar": None, "bot": bot}
+
+
+def _json(payload: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    """JSON as Discord sends it: discord.py reads a body as JSON only for exactly `application/json`."""
+    return web.Response(
+        body=json.dumps(payload).encode(),
+        status=status,
+        headers={**(headers or {}), "Content-Type": "application/json"},
+    )
+
+
+def _error(status: int, code: int, message: str) -> web.Response:
+    return _json({"message": message, "code": code}, status=status)
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    if request.content_type == "application/json":
+        raw = await request.text()
+        return dict(json.loads(raw)) if raw else {}
+    if request.content_type.startswith("multipart/"):
+        payload: dict[str, Any] = {}
+        files = []
+        reader = await request.multipart()
+        async for part in reader:
+            if not isinstance(part, web.BodyPartReader):
+                continue
+            data = await part.read(decode=True)
+            if part.name == "payload_json":
+                payload.update(json.loads(data))
+            else:
+                files.append({"filename": part.filename or "file", "size": len(data)})
+        if files and not payload.get("attachments"):
+            payload["attachments"] = files
+        return payload
+    return {}
