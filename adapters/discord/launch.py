@@ -19,6 +19,7 @@ from adapters.discord.sender import NO_MENTIONS
 from adapters.discord.sink import DiscordSink
 from adapters.discord.webhooks import PersonaWebhooks
 from adapters.host import Host
+from core.admission import Slot
 from core.documents import Document
 from core.errors import AdmissionError, DebateError
 from core.ports import Binding
@@ -93,6 +94,8 @@ class _Plan:
     guild: discord.Guild
     channel: discord.TextChannel | discord.Thread
     user: discord.Member | discord.User
+    slot: Slot
+    """Held from the checks on (before any await) until the debate runs or the start fails."""
 
 
 class Launcher:
@@ -107,7 +110,7 @@ class Launcher:
         if isinstance(plan, str):
             await interaction.response.send_message(plan, ephemeral=True, allowed_mentions=NO_MENTIONS)
             return
-        with self.desk.starting(plan.channel.id):
+        with plan.slot, self.desk.starting(plan.channel.id):
             # files are checked only once downloaded: answer privately so a refusal stays private
             await interaction.response.defer(thinking=True, ephemeral=request.has_files)
             try:
@@ -152,15 +155,15 @@ class Launcher:
         busy = self._busy(channel.id)
         if busy is not None:
             return busy
-        try:
-            self.rt.admission.check(
+        if len(self.rt.manager.running()) >= self.rt.core.limits.max_concurrent_debates:
+            return messages.TOO_MANY
+        try:  # the last check: from here the start holds its slot (released if it fails)
+            slot = self.rt.admission.reserve(
                 platform=PLATFORM, scope=str(guild.id), channel=str(channel.id), user=str(user.id)
             )
         except AdmissionError as exc:
             return str(exc)
-        if len(self.rt.manager.running()) >= self.rt.core.limits.max_concurrent_debates:
-            return messages.TOO_MANY
-        return _Plan(spec, guild, channel, user)
+        return _Plan(spec, guild, channel, user, slot)
 
     def _busy(self, channel_id: int) -> str | None:
         running = self.desk.in_channel(channel_id)
@@ -212,7 +215,7 @@ class Launcher:
             await sink.aclose()
             raise
         sink.attach(handle)
-        self.rt.admission.record_start(platform=PLATFORM, user=str(plan.user.id))
+        plan.slot.started()
         self.desk.add(Running(handle, sink, thread.id, plan.channel.id))
         for key, value in (
             ("discord.guild_id", plan.guild.id),

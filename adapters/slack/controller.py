@@ -47,6 +47,7 @@ from adapters.slack.replies import Replies
 from adapters.slack.sender import PersonaIdentity, api_error
 from adapters.slack.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
 from adapters.slack.transcripts import PLATFORM, attach_transcript, find_record
+from core.admission import Slot
 from core.errors import AdmissionError, DebateError
 from core.ports import Binding, DebateRecord
 from core.session import DebateHandle
@@ -151,21 +152,22 @@ class SlackFrontEnd:
             await replies.say(messages.BUSY)
             return
         try:
-            try:
-                self.rt.admission.check(
+            try:  # reserved with no await since the check: simultaneous starts cannot all pass
+                slot = self.rt.admission.reserve(
                     platform=PLATFORM, scope=request.team, channel=request.channel, user=request.user
                 )
             except AdmissionError as exc:
                 await replies.say(messages.refusal(str(exc)))
                 return
-            if attachments:
-                try:
-                    spec = await self._read_documents(spec, attachments)
-                except (DebateError, AttachmentError) as exc:
-                    await replies.say(messages.refusal(str(exc)))
-                    return
-            await replies.confirm(messages.starting(spec.topic))
-            await self._launch(request, spec, replies, bot_user_id)
+            with slot:  # released (cooldown given back) unless the debate starts
+                if attachments:
+                    try:
+                        spec = await self._read_documents(spec, attachments)
+                    except (DebateError, AttachmentError) as exc:
+                        await replies.say(messages.refusal(str(exc)))
+                        return
+                await replies.confirm(messages.starting(spec.topic))
+                await self._launch(request, spec, replies, bot_user_id, slot)
         finally:
             lock.release()
 
@@ -207,7 +209,7 @@ class SlackFrontEnd:
         return self.rt.prepare(replace(spec, options=options)).spec
 
     async def _launch(
-        self, request: Request, spec: DebateSpec, replies: Replies, bot_user_id: str | None
+        self, request: Request, spec: DebateSpec, replies: Replies, bot_user_id: str | None, slot: Slot
     ) -> None:
         """Post the opening card (so the thread exists), then start the debate into it."""
         text, blocks = pending_card(spec.topic, spec.format)
@@ -240,7 +242,7 @@ class SlackFrontEnd:
             await self._withdraw_card(request.channel, thread_ts, str(exc))
             await replies.say(messages.could_not_start(str(exc)))
             return
-        self.rt.admission.record_start(platform=PLATFORM, user=request.user)
+        slot.started()
         self._sinks[request.channel] = sink
         self._live.add(sink)
         sink.attach(handle, self._forget)
