@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from core.budget import BudgetExhausted
 from core.clock import Clock, DebateClock
 from core.errors import BallotClosedError
 from core.events import ClockTick, DebateCompleted, HumanVoteOpened, Notice, TurnCompleted, VotingClosed
@@ -249,6 +250,9 @@ class DebateSession:
                 self._inner.cancel()
             try:
                 outcome = await self._inner
+            except BudgetExhausted as exc:  # a call the budget could not cover was not made
+                log.info("debate %s: %s", self.debate_id, exc)
+                outcome = Outcome("budget", detail=_budget_detail(self.ctx.settings))
             except asyncio.CancelledError:
                 task = asyncio.current_task()
                 if self._stop_reason is None or (task is not None and task.cancelling()):
@@ -326,7 +330,7 @@ class DebateSession:
     async def _finish(self, outcome: Outcome) -> None:
         result = DebateResult(self.debate_id, outcome.reason, outcome.detail, outcome.summary, Statistics())
         try:
-            if outcome.reason in ("stopped", "failed", "interrupted"):
+            if outcome.reason in ("stopped", "failed", "interrupted", "budget"):
                 await self._close_loose_ends()
             self.debate_clock.pause()
             stats = self.state.statistics(
@@ -372,6 +376,10 @@ class DebateSession:
             remaining=self.debate_clock.remaining,
             turns=len(s.turns),
         )
+
+
+def _budget_detail(settings: CoreSettings) -> str:
+    return f"the token budget of {settings.limits.max_tokens_per_debate:,} was spent"
 
 
 def _plain_summary(outcome: Outcome, stats: Statistics) -> str:

@@ -172,7 +172,9 @@ OXFORD: dict[str, Any] = {
 }
 
 
-@pytest.mark.rostra(script=OXFORD, formats={"oxford": {"max_rounds": 2, "human_window": WINDOW}})
+@pytest.mark.rostra(
+    script=OXFORD, limits={"max_rounds": 2}, formats={"oxford": {"max_rounds": 2, "human_window": WINDOW}}
+)
 async def test_oxford_audience_cards_turns_verdicts_and_closing(world: World) -> None:
     await world.start(format="oxford")
     thread = world.thread()
