@@ -150,7 +150,9 @@ def _setup_logging(config: Any, level: str | None = None) -> None:
     from bot.config import load_secrets
     from bot.logging import setup_logging
 
-    setup_logging(level or config.logging.level, secrets=load_secrets().values())
+    setup_logging(
+        level or config.logging.level, secrets=load_secrets().values(), verbose=config.logging.verbose
+    )
 
 
 # --- demo ------------------------------------------------------------------------------------------

@@ -46,6 +46,10 @@ class LoggingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     level: str = "INFO"
+    verbose: list[str] = Field(
+        default_factory=list,
+        description="loggers kept below WARNING though quiet by default (e.g. discord.webhook)",
+    )
 
 
 class Secrets(BaseSettings):
@@ -61,14 +65,9 @@ class Secrets(BaseSettings):
     slack_app_token: SecretStr | None = None
 
     def values(self) -> list[str]:
-        found = [
-            self.anthropic_api_key,
-            self.discord_token,
-            self.slack_bot_token,
-            self.slack_signing_secret,
-            self.slack_app_token,
-        ]
-        return [s.get_secret_value() for s in found if s is not None and s.get_secret_value()]
+        """Every secret that is set (each field of this class is one), for redaction."""
+        found = [getattr(self, name) for name in type(self).model_fields]
+        return [s.get_secret_value() for s in found if isinstance(s, SecretStr) and s.get_secret_value()]
 
 
 class _YamlData(PydanticBaseSettingsSource):
