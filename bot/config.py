@@ -11,13 +11,13 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from adapters.discord.settings import DiscordSettings
 from adapters.slack.settings import SlackSettings
+from core.localfiles import LocalFileError, read_local_yaml
 from core.models import Persona
 from core.settings import (
     ContextSettings,
@@ -144,12 +144,12 @@ def _persona_ids(data: dict[str, Any]) -> dict[str, Any]:
 def load_config(path: str | Path | None = None, *, overrides: dict[str, Any] | None = None) -> Config:
     """Load config.yaml (+ env overrides, + `overrides` on top) and check it as a whole."""
     file = Path(path).expanduser() if path is not None else default_config_path()
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"Config file not found: {file}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{file} is not valid YAML: {exc}") from None
+    if not file.exists() and not file.is_symlink():
+        raise ConfigError(f"Config file not found: {file}")
+    try:  # only a regular file, bounded (core.localfiles); invalid YAML is one line
+        data = read_local_yaml(file, what="config file") or {}
+    except LocalFileError as exc:
+        raise ConfigError(str(exc)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{file} must hold a mapping of sections (personas, formats, model, ...)")
 
@@ -163,6 +163,14 @@ def load_config(path: str | Path | None = None, *, overrides: dict[str, Any] | N
         raise ConfigError(f"{file}: {where}: {first['msg']}") from None
     finally:
         _YAML_DATA.reset(token)
+    if config.model.script:  # a script that cannot be read is a start-up error, not a traceback later
+        from core.errors import ModelConfigError
+        from core.llm.scripted import Script
+
+        try:
+            Script.load(config.model.script)
+        except ModelConfigError as exc:
+            raise ConfigError(f"model.script: {exc}") from None
     return config
 
 

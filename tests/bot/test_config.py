@@ -34,6 +34,7 @@ def test_an_env_variable_overrides_one_key_and_keeps_the_rest(monkeypatch: pytes
 
 
 def test_a_script_makes_every_role_scripted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text("{}\n", encoding="utf-8")
     monkeypatch.setenv("ROSTRA_MODEL__SCRIPT", str(tmp_path / "s.yaml"))
     config = load_config(CONFIG_PATH)
     assert {config.model.model_for(r) for r in ("proposition", "observer", "moderator")} == {"scripted"}
