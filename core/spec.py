@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from core.errors import SpecError
+from core.sanitize import has_visible_text, strip_controls
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -24,9 +25,10 @@ class DebateSpec:
 
 
 def clean_topic(topic: str, *, max_length: int) -> str:
-    """The topic with whitespace collapsed; a clear SpecError when it is empty or too long."""
-    text = " ".join((topic or "").split())
-    if not text:
+    """The topic without control characters and with whitespace collapsed; a clear SpecError when
+    it is empty (nothing visible: zero-width characters alone are empty) or too long."""
+    text = " ".join(strip_controls(topic or "").split())
+    if not has_visible_text(text):
         raise SpecError(f'The topic is empty: give the motion to debate, e.g. "{EXAMPLE_TOPIC}"')
     if len(text) > max_length:
         raise SpecError(f"The topic is {len(text)} characters long; the limit is {max_length}.")

@@ -259,3 +259,18 @@ def test_a_bot_with_a_fifo_script_fails_at_start_up_in_one_line(tmp_path: Path) 
     os.mkfifo(fifo)
     with pytest.raises(ConfigError, match=r"model.script: The script file .* is a pipe \(FIFO\)"):
         make_config(tmp_path, model={"script": str(fifo)})
+
+
+def test_stored_text_is_never_markup_and_never_drives_the_terminal(tmp_path: Path) -> None:
+    topic = "Is [/] fine? [link=https://evil.example]click[/link] [bold]now"
+    script = write_script(tmp_path, {"proposition": ["Yes.\x1b]0;owned\x07\x1b[2J Really."]})
+    out = rostra(tmp_path, "demo", topic, "--fast", "--script", str(script), "--exchanges", "1")
+    assert out.returncode == 0, out.stderr
+    debate_id = re.search(r"Saved as debate (\w+)", out.stdout).group(1)  # type: ignore[union-attr]
+    listing = rostra(tmp_path, "debates")
+    assert listing.returncode == 0, listing.stderr
+    assert "[link=https://evil.example]" in listing.stdout and "[/]" in listing.stdout
+    assert "\x1b]8;" not in listing.stdout  # no terminal hyperlink
+    md = rostra(tmp_path, "transcript", debate_id)
+    assert "Yes." in md.stdout and "Really." in md.stdout
+    assert "\x1b" not in md.stdout and "\x07" not in md.stdout
