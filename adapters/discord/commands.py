@@ -9,7 +9,7 @@ import discord
 from discord import app_commands
 
 from adapters.discord import messages
-from adapters.discord.access import may_run_debates
+from adapters.discord.access import can_see, may_stop
 from adapters.discord.cards import personas_card
 from adapters.discord.desk import DebateDesk
 from adapters.discord.launch import PLATFORM, Launcher, StartRequest
@@ -69,7 +69,7 @@ class DebateCommands:
         user = interaction.user
         roles = self.settings.starter_roles
         starter = handle.binding.started_by
-        if str(user.id) != starter and not may_run_debates(user, interaction.permissions, roles):
+        if not may_stop(user, interaction.permissions, roles, starter=starter):
             await self._tell(interaction, messages.not_starter(starter, roles))
             return
         if handle.done:
@@ -112,7 +112,9 @@ class DebateCommands:
                 and record.binding.platform == PLATFORM
                 and record.binding.scope == guild_id
             )
-            return record if ok else None
+            if record is None or not ok:
+                return None
+            return record if await self._may_read(interaction, record) else None
         channel_id = interaction.channel_id
         found = self._here(channel_id)
         if found is not None:
@@ -127,6 +129,19 @@ class DebateCommands:
             if values.get("discord.origin_id") == here:
                 return record
         return None
+
+    async def _may_read(self, interaction: discord.Interaction, record: DebateRecord) -> bool:
+        """Whether the asker can see the channel the debate was held in (else it is not theirs to
+        read, and nothing about it is said)."""
+        guild = interaction.guild
+        if guild is None:
+            return False
+        values = await self.rt.store.binding_values(record.id)
+        for key in (values.get("discord.origin_id"), values.get("discord.thread_id"), record.binding.channel):
+            channel = guild.get_channel_or_thread(int(key)) if key and key.isdigit() else None
+            if channel is not None:
+                return can_see(interaction.user, channel)
+        return False
 
     async def personas(self, interaction: discord.Interaction) -> None:
         seats = cast_seats(self.rt.core.formats)

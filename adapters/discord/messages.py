@@ -23,6 +23,11 @@ def not_allowed(roles: Sequence[str]) -> str:
 
 
 def not_starter(starter_id: str, roles: Sequence[str]) -> str:
+    if not roles:
+        return (
+            f"Only <@{starter_id}> (who started this debate) or a member with the Manage Threads"
+            " permission can stop it."
+        )
     return f"Only <@{starter_id}> (who started this debate) can stop it. " + not_allowed(roles)
 
 

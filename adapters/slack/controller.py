@@ -42,7 +42,7 @@ from adapters.slack.commands import (
 )
 from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound import ReactionRequest, Request
-from adapters.slack.permissions import StarterPolicy
+from adapters.slack.permissions import StarterPolicy, StopPolicy
 from adapters.slack.replies import Replies
 from adapters.slack.sender import PersonaIdentity, api_error
 from adapters.slack.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
@@ -67,6 +67,7 @@ class SlackFrontEnd:
         self.client = client
         self.settings = rt.config.slack
         self._policy = StarterPolicy(self.settings)
+        self._stoppers = StopPolicy(self.settings)
         self._sinks: dict[str, SlackSink] = {}  # channel → the sink of its current debate
         self._live: set[SlackSink] = set()
         self._identities: dict[str, PersonaIdentity] = {}
@@ -282,7 +283,20 @@ class SlackFrontEnd:
         if handle is None:
             await replies.say(messages.NOTHING_RUNNING)
             return
-        if handle.binding.started_by != request.user and await self._refusal_for(request.user) is not None:
+        try:
+            allowed = await asyncio.wait_for(
+                self._stoppers.allows(
+                    self.client, request.user, starter=handle.binding.started_by, channel=request.channel
+                ),
+                CHECK_TIMEOUT,
+            )
+        except PermissionCheckError as exc:
+            await replies.say(messages.refusal(str(exc)))
+            return
+        except TimeoutError:
+            await replies.say(messages.CHECK_TIMED_OUT)
+            return
+        if not allowed:
             await replies.say(messages.STOP_NOT_PERMITTED)
             return
         log.info("debate %s: stop asked by %s", handle.debate_id, request.user)
