@@ -35,11 +35,30 @@ def clean_topic(topic: str, *, max_length: int) -> str:
     return text
 
 
+GIVEN_ECHO = 40
+"""Characters of a refused value echoed back (a 4,000-digit number is not repeated in full)."""
+
+
+def _clip(value: Any) -> Any:
+    text = value if isinstance(value, str) else str(value) if isinstance(value, int) else None
+    if text is None or len(text) <= GIVEN_ECHO:
+        return value
+    clipped = f"{text[: GIVEN_ECHO - 1]}… ({len(text):,} characters)"
+    return clipped if isinstance(value, str) else _Raw(clipped)
+
+
+class _Raw(str):
+    """Shown as is (no quotes) by `!r`."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def _describe(error: dict[str, Any]) -> str:
     where = ".".join(str(p) for p in error.get("loc", ())) or "options"
     kind = error.get("type", "")
     ctx = error.get("ctx", {}) or {}
-    given = error.get("input")
+    given = _clip(error.get("input"))
     if kind == "extra_forbidden":
         return f"'{where}' is not an option of this format"
     if kind in {"greater_than_equal", "greater_than"}:
