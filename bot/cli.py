@@ -156,7 +156,9 @@ def _setup_logging(config: Any, level: str | None = None) -> None:
     from bot.config import load_secrets
     from bot.logging import setup_logging
 
-    setup_logging(level or config.logging.level, secrets=load_secrets().values())
+    setup_logging(
+        level or config.logging.level, secrets=load_secrets().values(), verbose=config.logging.verbose
+    )
 
 
 # --- demo ------------------------------------------------------------------------------------------
@@ -388,6 +390,9 @@ def _personas(args: argparse.Namespace) -> int:
 def _debates(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from core.sanitize import strip_controls
 
     config = _load(args)
     records = asyncio.run(_with_store(config, lambda store: store.list_debates(args.limit)))
@@ -403,12 +408,14 @@ def _debates(args: argparse.Namespace) -> int:
         status = (
             r.status if r.status in ("completed", "running") or not r.reason else f"{r.status}: {r.reason}"
         )
-        table.add_row(r.id, status, r.format, where, f"{r.created_at:%Y-%m-%d %H:%M}", r.topic)
+        cells = (r.id, status, r.format, where, f"{r.created_at:%Y-%m-%d %H:%M}", r.topic)
+        table.add_row(*(Text(strip_controls(c)) for c in cells))  # stored text is never Rich markup
     console.print(table)
     return 0
 
 
 def _transcript(args: argparse.Namespace) -> int:
+    from core.sanitize import strip_controls
     from core.transcript import to_json_lines, to_markdown
 
     config = _load(args)
@@ -419,7 +426,8 @@ def _transcript(args: argparse.Namespace) -> int:
     record, events = asyncio.run(_with_store(config, fetch))
     if record is None:
         raise UsageError(f"No debate with ID {args.debate_id!r}; `rostra debates` lists them.")
-    sys.stdout.write(to_json_lines(events) if args.json else to_markdown(record, events))
+    text = to_json_lines(events) if args.json else to_markdown(record, events)
+    sys.stdout.write(strip_controls(text))  # topics and model text never drive the terminal
     return 0
 
 

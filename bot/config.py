@@ -11,13 +11,13 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from adapters.discord.settings import DiscordSettings
 from adapters.slack.settings import SlackSettings
+from core.localfiles import LocalFileError, read_local_yaml
 from core.models import Persona
 from core.settings import (
     ContextSettings,
@@ -41,6 +41,10 @@ class LoggingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     level: str = "INFO"
+    verbose: list[str] = Field(
+        default_factory=list,
+        description="loggers kept below WARNING though quiet by default (e.g. discord.webhook)",
+    )
 
 
 class Secrets(BaseSettings):
@@ -56,14 +60,9 @@ class Secrets(BaseSettings):
     slack_app_token: SecretStr | None = None
 
     def values(self) -> list[str]:
-        found = [
-            self.anthropic_api_key,
-            self.discord_token,
-            self.slack_bot_token,
-            self.slack_signing_secret,
-            self.slack_app_token,
-        ]
-        return [s.get_secret_value() for s in found if s is not None and s.get_secret_value()]
+        """Every secret that is set (each field of this class is one), for redaction."""
+        found = [getattr(self, name) for name in type(self).model_fields]
+        return [s.get_secret_value() for s in found if isinstance(s, SecretStr) and s.get_secret_value()]
 
 
 class _YamlData(PydanticBaseSettingsSource):
@@ -141,12 +140,12 @@ def _persona_ids(data: dict[str, Any]) -> dict[str, Any]:
 def load_config(path: str | Path | None = None, *, overrides: dict[str, Any] | None = None) -> Config:
     """Load config.yaml (+ env overrides, + `overrides` on top) and check it as a whole."""
     file = Path(path).expanduser() if path is not None else default_config_path()
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"Config file not found: {file}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{file} is not valid YAML: {exc}") from None
+    if not file.exists() and not file.is_symlink():
+        raise ConfigError(f"Config file not found: {file}")
+    try:  # only a regular file, bounded (core.localfiles); invalid YAML is one line
+        data = read_local_yaml(file, what="config file") or {}
+    except LocalFileError as exc:
+        raise ConfigError(str(exc)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{file} must hold a mapping of sections (personas, formats, model, ...)")
 
@@ -160,6 +159,14 @@ def load_config(path: str | Path | None = None, *, overrides: dict[str, Any] | N
         raise ConfigError(f"{file}: {where}: {first['msg']}") from None
     finally:
         _YAML_DATA.reset(token)
+    if config.model.script:  # a script that cannot be read is a start-up error, not a traceback later
+        from core.errors import ModelConfigError
+        from core.llm.scripted import Script
+
+        try:
+            Script.load(config.model.script)
+        except ModelConfigError as exc:
+            raise ConfigError(f"model.script: {exc}") from None
     return config
 
 

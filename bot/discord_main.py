@@ -90,7 +90,7 @@ def run_discord(args: argparse.Namespace) -> int:
     if token is None:
         raise UsageError(TOKEN_HELP)
     runtime = prepared_runtime(config, secrets)
-    setup_logging(config.logging.level, secrets=secrets.values())
+    setup_logging(config.logging.level, secrets=secrets.values(), verbose=config.logging.verbose)
     try:
         return asyncio.run(serve(runtime, token))
     except KeyboardInterrupt:

@@ -103,7 +103,7 @@ def run_slack(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     secrets = load_secrets()
     mode = choose_mode(secrets, config.slack, force_http=args.http, host=args.host, port=args.port)
-    setup_logging(config.logging.level, secrets=secrets.values())
+    setup_logging(config.logging.level, secrets=secrets.values(), verbose=config.logging.verbose)
     try:
         return asyncio.run(serve(config, secrets, mode))
     except KeyboardInterrupt:

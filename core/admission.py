@@ -1,4 +1,15 @@
-"""Who may start a debate right now: one per channel, a cap per server/workspace, a per-user cooldown.
+"""Who may start a debate right now: one per channel, a cap per server/workspace and overall, a
+per-user cooldown.
+
+A start takes a `Slot` with `Admission.reserve`, synchronously, before anything awaits: the slot
+counts against every limit at once (so N simultaneous starts cannot all pass a check that only
+later records them) and starts the person's cooldown. The front end marks the slot `started()` once
+the debate runs (from then on the running debate itself counts), or leaves it, which releases it and
+gives the cooldown back. Use it as a context manager so a failed start always releases:
+
+    with admission.reserve(platform=..., scope=..., channel=..., user=...) as slot:
+        handle = await start(...)
+        slot.started()
 
 Platform permission checks (roles, user groups) stay in the adapters; these rules are the same
 everywhere.
@@ -7,11 +18,47 @@ everywhere.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
+from types import TracebackType
 
 from core.clock import Clock
 from core.errors import AdmissionError
 from core.manager import DebateManager
 from core.settings import LimitsSettings
+
+
+@dataclass(eq=False)
+class Slot:
+    """A start in progress, counted against every limit until it has started or is released."""
+
+    platform: str
+    scope: str
+    channel: str
+    user: str
+    _admission: Admission = field(repr=False)
+    _previous_start: float | None = field(repr=False)
+    _at: float = field(repr=False)
+    _open: bool = field(default=True, repr=False)
+
+    def started(self) -> None:
+        """The debate runs (and counts itself from now on); the cooldown stays."""
+        if self._open:
+            self._open = False
+            self._admission._pending.discard(self)
+
+    def release(self) -> None:
+        """The start failed: free the slot and give the person their cooldown back."""
+        if self._open:
+            self._open = False
+            self._admission._give_back(self)
+
+    def __enter__(self) -> Slot:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
 
 
 class Admission:
@@ -20,28 +67,56 @@ class Admission:
         self._clock = clock
         self._limits = limits
         self._last_start: dict[tuple[str, str], float] = {}
+        self._pending: set[Slot] = set()
 
-    def check(self, *, platform: str, scope: str, channel: str, user: str) -> None:
-        """Raise AdmissionError (with a message for the person) when a start is not allowed."""
+    def reserve(self, *, platform: str, scope: str, channel: str, user: str) -> Slot:
+        """Take a slot for a start, or raise AdmissionError (with a message for the person).
+
+        Synchronous on purpose: the check and the reservation happen with no await in between.
+        """
+        self._check(platform=platform, scope=scope, channel=channel, user=user)
+        key = (platform, user)
+        now = self._clock.now()
+        slot = Slot(platform, scope, channel, user, self, self._last_start.get(key), now)
+        self._last_start[key] = now
+        self._pending.add(slot)
+        return slot
+
+    def pending(self) -> int:
+        """Starts reserved and not yet running or released."""
+        return len(self._pending)
+
+    def _check(self, *, platform: str, scope: str, channel: str, user: str) -> None:
         existing = self._manager.find(platform=platform, channel=channel)
         if existing is not None:
             raise AdmissionError(
                 f"A debate is already running here ({existing.spec.topic!r}); stop it first or"
                 " start one in another channel."
             )
-        in_scope = [
-            h for h in self._manager.running() if h.binding.platform == platform and h.binding.scope == scope
-        ]
-        if len(in_scope) >= self._limits.max_debates_per_scope:
+        if any(s.platform == platform and s.channel == channel for s in self._pending):
+            raise AdmissionError("A debate is being started in this channel right now; wait a moment.")
+        running = self._manager.running()
+        in_scope = [h for h in running if h.binding.platform == platform and h.binding.scope == scope]
+        starting = [s for s in self._pending if s.platform == platform and s.scope == scope]
+        if len(in_scope) + len(starting) >= self._limits.max_debates_per_scope:
             raise AdmissionError(
-                f"This server already has {len(in_scope)} debates running (the limit is"
+                f"This server already has {len(in_scope) + len(starting)} debates running (the limit is"
                 f" {self._limits.max_debates_per_scope}); try again when one ends."
             )
+        if len(running) + len(self._pending) >= self._limits.max_concurrent_debates:
+            raise AdmissionError("Too many debates are running right now; try again when one ends.")
         last = self._last_start.get((platform, user))
         if last is not None:
             wait = self._limits.user_cooldown - (self._clock.now() - last)
             if wait > 0:
                 raise AdmissionError(f"You started a debate moments ago; try again in {math.ceil(wait)} s.")
 
-    def record_start(self, *, platform: str, user: str) -> None:
-        self._last_start[(platform, user)] = self._clock.now()
+    def _give_back(self, slot: Slot) -> None:
+        self._pending.discard(slot)
+        key = (slot.platform, slot.user)
+        if self._last_start.get(key) != slot._at:
+            return  # a later start by the same person holds the cooldown now
+        if slot._previous_start is None:
+            self._last_start.pop(key, None)
+        else:
+            self._last_start[key] = slot._previous_start

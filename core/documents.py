@@ -8,7 +8,9 @@ an answer puts in double quotation marks and says whether each appears in the do
 from __future__ import annotations
 
 import codecs
+import contextlib
 import re
+import stat
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path, PurePath
@@ -16,6 +18,7 @@ from pathlib import Path, PurePath
 from pydantic import BaseModel, ConfigDict
 
 from core.errors import SpecError
+from core.localfiles import LocalFileError, read_local_bytes
 from core.models import QuoteCheck
 
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".md", ".markdown"})
@@ -105,15 +108,13 @@ def read_document(path: str | Path, *, limit: int) -> Document:
     Blocking: call it off the event loop (`asyncio.to_thread`).
     """
     file = Path(path).expanduser()
-    try:
-        check_file(file.name, file.stat().st_size, limit=limit, textual=True)
-        data = file.read_bytes()
-    except FileNotFoundError:
-        raise SpecError(f"The document {file} does not exist.") from None
-    except IsADirectoryError:
-        raise SpecError(f"{file} is a folder, not a document.") from None
-    except OSError as exc:
-        raise SpecError(f"Cannot read the document {file}: {exc.strerror or exc}.") from None
+    with contextlib.suppress(OSError):  # the size, when it is a regular file (stat never blocks)
+        info = file.stat()
+        check_file(file.name, info.st_size if stat.S_ISREG(info.st_mode) else None, limit=limit, textual=True)
+    try:  # only a regular file, and never more than the limit allows (core.localfiles)
+        data = read_local_bytes(file, what="document", limit=byte_limit(limit))
+    except LocalFileError as exc:
+        raise SpecError(str(exc)) from None
     return load_document(file.name, data, limit=limit)
 
 

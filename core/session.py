@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from core.budget import BudgetExhausted
 from core.clock import Clock, DebateClock
 from core.errors import BallotClosedError, LeaseLost, StoreError, StoreGaveUp, StoreUnavailable
 from core.events import ClockTick, DebateCompleted, HumanVoteOpened, Notice, TurnCompleted, VotingClosed
@@ -341,6 +342,9 @@ class DebateSession:
                 self._inner.cancel()
             try:
                 outcome = await self._inner
+            except BudgetExhausted as spent:  # a call the budget could not cover was not made
+                log.info("debate %s: %s", self.debate_id, spent)
+                outcome = Outcome("budget", detail=_budget_detail(self.ctx.settings))
             except asyncio.CancelledError:
                 task = asyncio.current_task()
                 if task is not None and task.cancelling():
@@ -365,7 +369,10 @@ class DebateSession:
                 return
             if self._replay is not None and self._replay.active:
                 self._apply_stored(self._replay.rest())  # what follows is new, whatever happened
-            if isinstance(exc, ResumeMismatch):
+            if isinstance(exc, BudgetExhausted):  # raised inside a task group (parallel calls)
+                log.info("debate %s: %s", self.debate_id, exc)
+                outcome = Outcome("budget", detail=_budget_detail(self.ctx.settings))
+            elif isinstance(exc, ResumeMismatch):
                 log.warning("debate %s cannot be resumed: %s", self.debate_id, exc)
                 outcome = Outcome("failed", detail=f"could not be resumed: {exc}")
                 message = f"This debate could not be resumed after a restart: {exc}."
@@ -373,10 +380,11 @@ class DebateSession:
                 log.exception("debate %s failed", self.debate_id)
                 outcome = Outcome("failed", detail=f"{type(exc).__name__}: {exc}")
                 message = f"The debate hit an error: {exc}"
-            try:
-                await self.emit(Notice(level="error", code="debate_failed", message=message))
-            except Exception:
-                log.exception("debate %s: could not record the failure notice", self.debate_id)
+            if not isinstance(exc, BudgetExhausted):
+                try:
+                    await self.emit(Notice(level="error", code="debate_failed", message=message))
+                except Exception:
+                    log.exception("debate %s: could not record the failure notice", self.debate_id)
         finishing = asyncio.ensure_future(self._finish(outcome))
         try:
             await asyncio.shield(finishing)  # a shutdown now must not leave a finished debate "running"
@@ -459,7 +467,7 @@ class DebateSession:
     async def _finish(self, outcome: Outcome) -> None:
         result = DebateResult(self.debate_id, outcome.reason, outcome.detail, outcome.summary, Statistics())
         try:
-            if outcome.reason in ("stopped", "failed", "interrupted"):
+            if outcome.reason in ("stopped", "failed", "interrupted", "budget"):
                 await self._close_loose_ends()
             self.debate_clock.pause()
             stats = self.state.statistics(
@@ -523,11 +531,15 @@ def real_error(exc: BaseException) -> BaseException:
                 leaves.append(inner)
 
     walk(exc)
-    for wanted in (ResumeMismatch, LeaseLost, StoreGaveUp, StoreError):
+    for wanted in (ResumeMismatch, LeaseLost, StoreGaveUp, StoreError, BudgetExhausted):
         for leaf in leaves:
             if isinstance(leaf, wanted):
                 return leaf
     return leaves[0] if leaves else exc
+
+
+def _budget_detail(settings: CoreSettings) -> str:
+    return f"the token budget of {settings.limits.max_tokens_per_debate:,} was spent"
 
 
 def _plain_summary(outcome: Outcome, stats: Statistics) -> str:

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from core.errors import SpecError
+from core.sanitize import has_visible_text, strip_controls
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -24,20 +25,40 @@ class DebateSpec:
 
 
 def clean_topic(topic: str, *, max_length: int) -> str:
-    """The topic with whitespace collapsed; a clear SpecError when it is empty or too long."""
-    text = " ".join((topic or "").split())
-    if not text:
+    """The topic without control characters and with whitespace collapsed; a clear SpecError when
+    it is empty (nothing visible: zero-width characters alone are empty) or too long."""
+    text = " ".join(strip_controls(topic or "").split())
+    if not has_visible_text(text):
         raise SpecError(f'The topic is empty: give the motion to debate, e.g. "{EXAMPLE_TOPIC}"')
     if len(text) > max_length:
         raise SpecError(f"The topic is {len(text)} characters long; the limit is {max_length}.")
     return text
 
 
+GIVEN_ECHO = 40
+"""Characters of a refused value echoed back (a 4,000-digit number is not repeated in full)."""
+
+
+def _clip(value: Any) -> Any:
+    text = value if isinstance(value, str) else str(value) if isinstance(value, int) else None
+    if text is None or len(text) <= GIVEN_ECHO:
+        return value
+    clipped = f"{text[: GIVEN_ECHO - 1]}… ({len(text):,} characters)"
+    return clipped if isinstance(value, str) else _Raw(clipped)
+
+
+class _Raw(str):
+    """Shown as is (no quotes) by `!r`."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def _describe(error: dict[str, Any]) -> str:
     where = ".".join(str(p) for p in error.get("loc", ())) or "options"
     kind = error.get("type", "")
     ctx = error.get("ctx", {}) or {}
-    given = error.get("input")
+    given = _clip(error.get("input"))
     if kind == "extra_forbidden":
         return f"'{where}' is not an option of this format"
     if kind in {"greater_than_equal", "greater_than"}:

@@ -13,10 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.budget import BudgetExhausted, MeteredAgent
 from core.errors import ModelCallError, StoreError
 from core.events import Notice, TurnCompleted, TurnDelta, TurnStarted
-from core.formats.base import DebateContext
-from core.llm.agents import DeltaCallback, PersonaAgent, SpokenTurn
+from core.formats.base import DebateContext, MeteredCall
+from core.llm.agents import DeltaCallback, SpokenTurn
 from core.llm.registry import CallKind
 from core.models import Persona
 from core.settings import ResearchSettings
@@ -109,9 +110,9 @@ def _completed(request: TurnRequest, turn_id: str, spoken: SpokenTurn) -> TurnCo
     )
 
 
-def _agent(ctx: DebateContext, request: TurnRequest) -> PersonaAgent:
-    return ctx.models.agent(
-        request.persona, request.role, request.kind, request.system, research=request.research
+def _call(request: TurnRequest) -> MeteredCall:
+    return MeteredCall(
+        request.persona, request.role, request.kind, request.system, request.prompt, request.research
     )
 
 
@@ -128,11 +129,16 @@ async def run_turn(
     turn_id: str | None = None,
     annotate: Annotate | None = None,
     research: ResearchSettings | None = None,
+    closing: bool = False,
 ) -> TurnCompleted:
-    """Speak one turn, streamed. A failed attempt is retried once (the retry replaces the partial)."""
+    """Speak one turn, streamed. A failed attempt is retried once (the retry replaces the partial).
+
+    The turn's worst case is reserved first: when the token budget cannot cover it, BudgetExhausted
+    is raised and nothing is shown. A `closing` turn may use the reserve set aside for it.
+    """
     request = TurnRequest(persona, role, round_no, heading, prompt, system, kind, annotate, research)
+    [agent] = ctx.metered_all([_call(request)], what=f"{persona.name}'s turn", closing=closing)
     turn_id = turn_id or ctx.next_turn_id()
-    agent = _agent(ctx, request)
     error = ""
     attempt = 0
     for _ in (1, 2):
@@ -142,7 +148,7 @@ async def run_turn(
         buffer = _DeltaBuffer(ctx, turn_id)
         try:
             spoken = await agent.speak(prompt, buffer.add)
-        except StoreError:  # storing a chunk or the call failed: not the model's fault, not retried
+        except (StoreError, BudgetExhausted):  # a store fault is not the model's; a call not made
             raise
         except Exception as exc:  # any model failure: the rule is retry once, then fall back
             error = _reason(exc)
@@ -154,7 +160,7 @@ async def run_turn(
 
 
 async def _pass_abandoned_attempts(
-    ctx: DebateContext, agent: PersonaAgent, request: TurnRequest, turn_id: str, attempt: int
+    ctx: DebateContext, agent: MeteredAgent, request: TurnRequest, turn_id: str, attempt: int
 ) -> int:
     """In a resumed debate, skip the attempts a crash cut short; the attempt to speak now.
 
@@ -185,7 +191,7 @@ def _started(request: TurnRequest, turn_id: str, attempt: int) -> TurnStarted:
     )
 
 
-async def _speak_quietly(agent: PersonaAgent, prompt: str, on_delta: DeltaCallback) -> SpokenTurn | str:
+async def _speak_quietly(agent: MeteredAgent, prompt: str, on_delta: DeltaCallback) -> SpokenTurn | str:
     """Two attempts without showing anything; the spoken turn, or the last error."""
     error = ""
     for _ in (1, 2):
@@ -193,6 +199,8 @@ async def _speak_quietly(agent: PersonaAgent, prompt: str, on_delta: DeltaCallba
             return await agent.speak(prompt, on_delta)
         except StoreError:
             raise
+        except BudgetExhausted as exc:  # the retry no longer fits: the turn falls back
+            return str(exc)
         except Exception as exc:  # retried once, then the caller falls back
             error = _reason(exc)
             log.warning("%s failed: %s", agent.label, error)
@@ -200,12 +208,19 @@ async def _speak_quietly(agent: PersonaAgent, prompt: str, on_delta: DeltaCallba
 
 
 async def run_parallel_turns(ctx: DebateContext, requests: Sequence[TurnRequest]) -> list[TurnCompleted]:
-    """Ask every persona at once; emit each turn whole, in request order, as soon as it can be."""
+    """Ask every persona at once; emit each turn whole, in request order, as soon as it can be.
+
+    All the turns are reserved together first (BudgetExhausted when the budget cannot cover them all).
+    """
+    agents = ctx.metered_all([_call(r) for r in requests], what=f"{len(requests)} turns at once")
     base = len(ctx.state.turn_ids)
     turn_ids = [f"t{base + i + 1}" for i in range(len(requests))]
     done: list[TurnCompleted] = []
     async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(_speak_quietly(_agent(ctx, r), r.prompt, _nothing)) for r in requests]
+        tasks = [
+            group.create_task(_speak_quietly(a, r.prompt, _nothing))
+            for a, r in zip(agents, requests, strict=True)
+        ]
         for request, turn_id, task in zip(requests, turn_ids, tasks, strict=True):
             outcome = await task
             await ctx.emit(

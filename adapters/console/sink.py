@@ -17,6 +17,7 @@ from adapters.console.render import ConsoleView
 from core.errors import BallotError
 from core.events import Artifact, DebateCompleted, Event, HumanVoteOpened, VotingClosed
 from core.models import VoteOption
+from core.sanitize import terminal_safe
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
@@ -89,11 +90,11 @@ class ConsoleSink:
     def show_history(self, events: list[Event]) -> None:
         """Print what a debate said before (a resumed debate), without asking for votes."""
         for event in events:
-            for piece in self.view.render(event):
+            for piece in self.view.render(terminal_safe(event)):
                 self.console.print(piece.renderable, end="" if piece.inline else "\n", soft_wrap=piece.inline)
 
     async def emit(self, event: Event) -> None:
-        for piece in self.view.render(event):
+        for piece in self.view.render(terminal_safe(event)):  # model text may carry ESC sequences
             self.console.print(piece.renderable, end="" if piece.inline else "\n", soft_wrap=piece.inline)
         if getattr(self.console, "broken", False) and self._handle is not None and not self._handle.done:
             await self._handle.stop("the terminal output was closed")

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from discord.utils import escape_markdown
+
 from adapters.discord.outgoing import Card, CardAuthor, CardField, Post
 from core.events import (
     DebateCompleted,
@@ -70,6 +72,11 @@ _STRATEGY_TEXT = {
     "moderator": "the moderator decides, the votes advise",
 }
 _NOTICE_MARK = {"info": "ℹ️", "warning": "⚠️", "error": "❌"}
+
+
+def md(text: str) -> str:
+    """Text a person wrote (a topic), shown as written: its Markdown and masked links escaped."""
+    return escape_markdown(text)
 
 
 def clip(text: str, limit: int) -> str:
@@ -222,8 +229,10 @@ def opening_card(event: DebateStarted, *, status: str = "") -> Card:
     if taking_part is not None:
         fields.append(CardField(taking_part[0], clip(taking_part[1], FIELD_LIMIT)))
     return Card(
-        title=clip(f"🎙️ {event.topic}", TITLE_LIMIT),
-        description=clip(f"{event.topic}\n\n{about}" if len(event.topic) > 200 else about, DESCRIPTION_LIMIT),
+        title=clip(f"🎙️ {md(event.topic)}", TITLE_LIMIT),
+        description=clip(
+            f"{md(event.topic)}\n\n{about}" if len(event.topic) > 200 else about, DESCRIPTION_LIMIT
+        ),
         color=BLURPLE,
         fields=tuple(fields),
         footer=clip(footer, FOOTER_LIMIT),
@@ -267,7 +276,7 @@ def closing_card(event: DebateCompleted, topic: str, *, summary: str | None, fmt
     if summary:
         description += f"\n\n**Summary**\n{summary}"
     return Card(
-        title=clip(f"🏁 Debate over: {topic}", TITLE_LIMIT),
+        title=clip(f"🏁 Debate over: {md(topic)}", TITLE_LIMIT),
         description=clip(description, DESCRIPTION_LIMIT),
         color=GREY if event.reason in ("stopped", "failed", "interrupted") else GREEN,
         fields=tuple(fields),

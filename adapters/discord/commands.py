@@ -9,8 +9,8 @@ import discord
 from discord import app_commands
 
 from adapters.discord import messages
-from adapters.discord.access import may_run_debates
-from adapters.discord.cards import personas_card
+from adapters.discord.access import can_see, may_stop
+from adapters.discord.cards import clip, personas_card
 from adapters.discord.desk import DebateDesk
 from adapters.discord.launch import PLATFORM, Launcher, StartRequest
 from adapters.discord.sender import NO_MENTIONS, embed_of
@@ -24,7 +24,12 @@ from core.transcript import to_markdown
 log = logging.getLogger(__name__)
 
 CHOICE_NAME_LIMIT = 100
+CHOICES_LIMIT = 25
 TRANSCRIPT_SEARCH = 100
+MAX_TOPIC_OPTION = 2000  # the most limits.max_topic_length allows; the configured value is set below
+# arena's duration and exchanges, as core.settings.ArenaSettings bounds them (and the descriptions say)
+MIN_DURATION, MAX_DURATION = 30, 7200
+MIN_EXCHANGES, MAX_EXCHANGES = 1, 10
 
 HUMAN_CHOICES = [
     app_commands.Choice(name="off: people watch; the AI voters decide", value="off"),
@@ -69,7 +74,7 @@ class DebateCommands:
         user = interaction.user
         roles = self.settings.starter_roles
         starter = handle.binding.started_by
-        if str(user.id) != starter and not may_run_debates(user, interaction.permissions, roles):
+        if not may_stop(user, interaction.permissions, roles, starter=starter):
             await self._tell(interaction, messages.not_starter(starter, roles))
             return
         if handle.done:
@@ -112,7 +117,9 @@ class DebateCommands:
                 and record.binding.platform == PLATFORM
                 and record.binding.scope == guild_id
             )
-            return record if ok else None
+            if record is None or not ok:
+                return None
+            return record if await self._may_read(interaction, record) else None
         channel_id = interaction.channel_id
         found = self._here(channel_id)
         if found is not None:
@@ -127,6 +134,39 @@ class DebateCommands:
             if values.get("discord.origin_id") == here:
                 return record
         return None
+
+    async def transcript_choices(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        """Recent debates of this server the person can see, matching what they typed (id or topic)."""
+        typed = current.strip().casefold()
+        guild_id = str(interaction.guild_id)
+        choices: list[app_commands.Choice[str]] = []
+        for record in await self.rt.store.list_debates(TRANSCRIPT_SEARCH):
+            if record.binding.platform != PLATFORM or record.binding.scope != guild_id:
+                continue
+            if typed and typed not in record.id and typed not in record.topic.casefold():
+                continue
+            if not await self._may_read(interaction, record):
+                continue
+            label = f"{record.id} · {record.topic}"
+            choices.append(app_commands.Choice(name=clip(label, CHOICE_NAME_LIMIT), value=record.id))
+            if len(choices) == CHOICES_LIMIT:
+                break
+        return choices
+
+    async def _may_read(self, interaction: discord.Interaction, record: DebateRecord) -> bool:
+        """Whether the asker can see the channel the debate was held in (else it is not theirs to
+        read, and nothing about it is said)."""
+        guild = interaction.guild
+        if guild is None:
+            return False
+        values = await self.rt.store.binding_values(record.id)
+        for key in (values.get("discord.origin_id"), values.get("discord.thread_id"), record.binding.channel):
+            channel = guild.get_channel_or_thread(int(key)) if key and key.isdigit() else None
+            if channel is not None:
+                return can_see(interaction.user, channel)
+        return False
 
     async def personas(self, interaction: discord.Interaction) -> None:
         seats = cast_seats(self.rt.core.formats)
@@ -186,10 +226,10 @@ def build_group(commands: DebateCommands) -> app_commands.Group:
     @app_commands.choices(format=format_choices(), humans=HUMAN_CHOICES)
     async def start(
         interaction: discord.Interaction,
-        topic: str,
+        topic: app_commands.Range[str, 1, MAX_TOPIC_OPTION],
         format: str | None = None,
-        duration: int | None = None,
-        exchanges: int | None = None,
+        duration: app_commands.Range[int, MIN_DURATION, MAX_DURATION] | None = None,
+        exchanges: app_commands.Range[int, MIN_EXCHANGES, MAX_EXCHANGES] | None = None,
         humans: str | None = None,
         document1: discord.Attachment | None = None,
         document2: discord.Attachment | None = None,
@@ -199,6 +239,9 @@ def build_group(commands: DebateCommands) -> app_commands.Group:
         documents = tuple(d for d in (document1, document2, document3) if d is not None)
         request = StartRequest(topic, format, duration, exchanges, humans, documents, question_document)
         await commands.launcher.start(interaction, request)
+
+    # the client enforces the configured topic length too (the server checks it again)
+    start._params["topic"].max_value = commands.rt.core.limits.max_topic_length
 
     @group.command(name="stop", description="End the debate in this channel now (with its closing card)")
     async def stop(interaction: discord.Interaction) -> None:
@@ -212,6 +255,10 @@ def build_group(commands: DebateCommands) -> app_commands.Group:
     @app_commands.describe(debate="a debate id from a closing card (default: the latest one here)")
     async def transcript(interaction: discord.Interaction, debate: str | None = None) -> None:
         await commands.transcript(interaction, debate)
+
+    @transcript.autocomplete("debate")
+    async def debate_ids(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return await commands.transcript_choices(interaction, current)
 
     @group.command(name="personas", description="The cast of personas")
     async def personas(interaction: discord.Interaction) -> None:

@@ -19,6 +19,7 @@ from adapters.discord.sender import NO_MENTIONS
 from adapters.discord.sink import DiscordSink
 from adapters.discord.webhooks import PersonaWebhooks
 from adapters.host import Host
+from core.admission import Slot
 from core.documents import Document
 from core.errors import AdmissionError, DebateError
 from core.ports import Binding
@@ -38,6 +39,8 @@ FORMAT_OPTIONS: dict[str, frozenset[str]] = {
     "panel": frozenset({"document1", "question_document"}),
 }
 """The `/debate start` options each format takes (besides topic and format)."""
+FILE_FORMATS = frozenset({"panel"})
+"""Formats that post a file into the thread (the panel's Q&A)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,8 @@ class _Plan:
     guild: discord.Guild
     channel: discord.TextChannel | discord.Thread
     user: discord.Member | discord.User
+    slot: Slot
+    """Held from the checks on (before any await) until the debate runs or the start fails."""
 
 
 class Launcher:
@@ -107,24 +112,25 @@ class Launcher:
         if isinstance(plan, str):
             await interaction.response.send_message(plan, ephemeral=True, allowed_mentions=NO_MENTIONS)
             return
-        with self.desk.starting(plan.channel.id):
+        with plan.slot, self.desk.starting(plan.channel.id):
             # files are checked only once downloaded: answer privately so a refusal stays private
-            await interaction.response.defer(thinking=True, ephemeral=request.has_files)
+            private = request.has_files
+            await interaction.response.defer(thinking=True, ephemeral=private)
             try:
                 spec = plan.spec or await self._spec_with_files(request)
             except DebateError as exc:
-                await self._refuse_late(interaction, messages.option_error(str(exc)))
+                await self._refuse_late(interaction, messages.option_error(str(exc)), private=private)
                 return
             try:
                 thread = await self._thread(spec, plan)
             except discord.HTTPException as exc:
                 log.warning("could not open a debate thread in %s: %s", plan.channel.id, exc)
-                await self._refuse_late(interaction, messages.cannot_open_thread(exc.text or str(exc.status)))
+                await self._refuse_late(interaction, messages.cannot_open_thread(exc), private=private)
                 return
             try:
                 await self._launch(interaction, spec, plan, thread)
             except DebateError as exc:
-                await self._refuse_late(interaction, str(exc))
+                await self._refuse_late(interaction, str(exc), private=private)
                 return
         await interaction.followup.send(messages.started(thread.id, spec.topic), allowed_mentions=NO_MENTIONS)
 
@@ -141,26 +147,32 @@ class Launcher:
         if misplaced is not None:
             return misplaced
         try:
-            spec = None if request.has_files else self.rt.prepare(request.spec()).spec
+            prepared = None if request.has_files else self.rt.prepare(request.spec())
         except DebateError as exc:
             return messages.option_error(str(exc))
+        spec = prepared.spec if prepared is not None else None
+        fmt = prepared.spec.format if prepared is not None else "panel"  # only the panel takes files
+        humans = getattr(prepared.options, "humans", "off") if prepared is not None else "off"
         missing = missing_permissions(
-            interaction.app_permissions, new_thread=not isinstance(channel, discord.Thread)
+            interaction.app_permissions,
+            new_thread=not isinstance(channel, discord.Thread),
+            ballots=humans != "off",  # people vote with reactions only when the debate lets them
+            files=fmt in FILE_FORMATS,
         )
         if missing:
             return messages.bot_lacks(missing)
         busy = self._busy(channel.id)
         if busy is not None:
             return busy
-        try:
-            self.rt.admission.check(
+        if len(self.rt.manager.running()) >= self.rt.core.limits.max_concurrent_debates:
+            return messages.TOO_MANY
+        try:  # the last check: from here the start holds its slot (released if it fails)
+            slot = self.rt.admission.reserve(
                 platform=PLATFORM, scope=str(guild.id), channel=str(channel.id), user=str(user.id)
             )
         except AdmissionError as exc:
             return str(exc)
-        if len(self.rt.manager.running()) >= self.rt.core.limits.max_concurrent_debates:
-            return messages.TOO_MANY
-        return _Plan(spec, guild, channel, user)
+        return _Plan(spec, guild, channel, user, slot)
 
     def _busy(self, channel_id: int) -> str | None:
         running = self.desk.in_channel(channel_id)
@@ -212,7 +224,7 @@ class Launcher:
             await sink.aclose()
             raise
         sink.attach(handle)
-        self.rt.admission.record_start(platform=PLATFORM, user=str(plan.user.id))
+        plan.slot.started()
         self.desk.add(Running(handle, sink, thread.id, plan.channel.id))
         for key, value in (
             ("discord.guild_id", plan.guild.id),
@@ -222,6 +234,17 @@ class Launcher:
             await self.rt.store.set_binding_value(handle.debate_id, key, str(value))
 
     @staticmethod
-    async def _refuse_late(interaction: discord.Interaction, text: str) -> None:
-        """A refusal after deferring: the "thinking…" reply becomes the refusal."""
-        await interaction.edit_original_response(content=text, allowed_mentions=NO_MENTIONS)
+    async def _refuse_late(interaction: discord.Interaction, text: str, *, private: bool) -> None:
+        """A refusal after deferring, to the person alone: a private "thinking…" reply becomes the
+        refusal; a public one is withdrawn and the refusal follows privately."""
+        if private:
+            await interaction.edit_original_response(content=text, allowed_mentions=NO_MENTIONS)
+            return
+        # the first message after a public defer is public (it replaces "thinking…"): settle that one
+        # with no detail, tell the person why privately, then withdraw the public line
+        await interaction.edit_original_response(content=messages.NOT_STARTED, allowed_mentions=NO_MENTIONS)
+        await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        try:
+            await interaction.delete_original_response()
+        except discord.HTTPException as exc:
+            log.warning("could not withdraw the public thinking reply: %s", exc)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+import discord
+
+from adapters.discord.cards import md
 from core.session import DebateStatusView
 from core.transcript import minutes
 
@@ -12,6 +15,7 @@ NO_DEBATE_STORED = "No debate has run here yet. Start one with `/debate start`."
 WRONG_PLACE = "Debates run in a server's text channels and threads: run `/debate start` in one of those."
 ALREADY_ENDING = "This debate is already ending; its closing card follows in the thread."
 TOO_MANY = "Too many debates are running right now; try again when one ends."
+NOT_STARTED = "No debate was started."
 
 
 def not_allowed(roles: Sequence[str]) -> str:
@@ -23,12 +27,17 @@ def not_allowed(roles: Sequence[str]) -> str:
 
 
 def not_starter(starter_id: str, roles: Sequence[str]) -> str:
+    if not roles:
+        return (
+            f"Only <@{starter_id}> (who started this debate) or a member with the Manage Threads"
+            " permission can stop it."
+        )
     return f"Only <@{starter_id}> (who started this debate) can stop it. " + not_allowed(roles)
 
 
 def busy_channel(thread_id: int, topic: str) -> str:
     return (
-        f"A debate is already running in this channel (<#{thread_id}>: “{topic}”); stop it first or"
+        f"A debate is already running in this channel (<#{thread_id}>: “{md(topic)}”); stop it first or"
         " start one in another channel."
     )
 
@@ -37,15 +46,21 @@ def starting_elsewhere() -> str:
     return "A debate is being started in this channel right now; wait a moment."
 
 
-def cannot_open_thread(error: str) -> str:
-    return (
-        f"I couldn't open a thread here ({error}). Give Rostra the Create Public Threads and Send"
-        " Messages in Threads permissions in this channel, or run `/debate start` inside a thread."
-    )
+def cannot_open_thread(error: discord.HTTPException) -> str:
+    """Why no thread could be opened: permissions only when Discord said so (403)."""
+    detail = error.text or str(error.status)
+    if error.status == 403:
+        return (
+            f"I couldn't open a thread here ({detail}). Give Rostra the Create Public Threads and Send"
+            " Messages in Threads permissions in this channel, or run `/debate start` inside a thread."
+        )
+    if error.status == 429:
+        return f"Discord is rate-limiting thread creation here ({detail}); try again in a minute."
+    return f"Discord refused to open a thread here ({error.status}: {detail}); try again in a moment."
 
 
 def started(thread_id: int, topic: str) -> str:
-    return f"🎙️ Debate started: **{topic}** → <#{thread_id}>"
+    return f"🎙️ Debate started: **{md(topic)}** → <#{thread_id}>"
 
 
 def stopping(thread_id: int) -> str:
@@ -92,7 +107,7 @@ def option_error(message: str) -> str:
 
 
 def status_text(view: DebateStatusView, thread_id: int | None) -> str:
-    lines = [f"**{view.topic}** ({view.format}, debate `{view.debate_id}`)"]
+    lines = [f"**{md(view.topic)}** ({view.format}, debate `{view.debate_id}`)"]
     where = f" in <#{thread_id}>" if thread_id is not None else ""
     speaker = f" · speaking: {view.speaker}" if view.speaker else ""
     lines.append(f"Phase: {view.phase} · round {view.round}{speaker}{where}")
@@ -102,7 +117,7 @@ def status_text(view: DebateStatusView, thread_id: int | None) -> str:
 
 
 def transcript_caption(topic: str, debate_id: str) -> str:
-    return f"📜 Transcript of **{topic}** (debate `{debate_id}`)"
+    return f"📜 Transcript of **{md(topic)}** (debate `{debate_id}`)"
 
 
 def bot_lacks(labels: Sequence[str]) -> str:

@@ -47,10 +47,20 @@ def invite_url(client_id: int) -> str:
     return discord.utils.oauth_url(client_id, permissions=invite_permissions(), scopes=SCOPES)
 
 
-def missing_permissions(granted: discord.Permissions, *, new_thread: bool) -> list[str]:
-    """Labels of the required permissions the bot lacks in a channel (`interaction.app_permissions`)."""
-    return [
-        n.label
-        for n in NEEDED
-        if n.required and (new_thread or n.flag != "create_public_threads") and not getattr(granted, n.flag)
-    ]
+_FOR_BALLOTS = frozenset({"add_reactions", "read_message_history"})
+_FOR_FILES = frozenset({"attach_files"})
+
+
+def missing_permissions(
+    granted: discord.Permissions, *, new_thread: bool, ballots: bool = True, files: bool = True
+) -> list[str]:
+    """Labels of the required permissions the bot lacks in a channel (`interaction.app_permissions`)
+    for this debate: `ballots` when people vote with reactions, `files` when it posts a file."""
+    skip = set()
+    if not new_thread:
+        skip.add("create_public_threads")
+    if not ballots:
+        skip |= _FOR_BALLOTS
+    if not files:
+        skip |= _FOR_FILES
+    return [n.label for n in NEEDED if n.required and n.flag not in skip and not getattr(granted, n.flag)]

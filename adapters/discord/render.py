@@ -134,13 +134,15 @@ class DiscordView:
                 return [Show(turn_slot(event.turn_id), posts)]
             case VotingStarted():
                 ballot = self._ballots[event.vote_id] = BallotView(event)
-                ops: list[Op] = [self._card(ballot)]
-                emojis = tuple(o.emoji for o in event.options if o.emoji)
-                if event.humans != "off" and emojis:
-                    ops.append(React(vote_slot(event.vote_id), emojis))
-                return ops
+                return [self._card(ballot)]
             case HumanVoteOpened():
-                return self._ballot_update(event.vote_id, window=event)
+                # the ballot's seeds go on only now, and only for what people may choose: no bot
+                # reactions on a card nobody can vote on, none counted as votes
+                opened = self._ballot_update(event.vote_id, window=event)
+                emojis = tuple(o.emoji for o in event.options if o.emoji)
+                if opened and emojis:
+                    opened.append(React(vote_slot(event.vote_id), emojis))
+                return opened
             case VoteCast():
                 view = self._ballots.get(event.vote_id)
                 if view is None:

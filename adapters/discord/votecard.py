@@ -22,6 +22,7 @@ from core.events import HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
 from core.formats.council import ABSTAIN
 from core.models import VoteOption
 
+CLOSED_TO_PEOPLE = "closed: reactions no longer count"
 _DECISION_COLOR = {"keep": GREEN, "replace": RED, "for": GREEN, "against": RED}
 
 
@@ -100,6 +101,7 @@ def _window_line(view: BallotView, window: HumanVoteOpened) -> str:
 
 
 def _people_lines(view: BallotView) -> list[str]:
+    """How people vote, and their tally (their own reactions only: Rostra's seeds are no votes)."""
     mode = view.started.humans
     choices = _choices(view.started.options)
     lines: list[str] = []
@@ -138,7 +140,7 @@ def vote_card(view: BallotView) -> Card:
         if closed.note:
             lines.append(f"*{closed.note}*")
         color = _DECISION_COLOR.get(closed.decision, GREY)
-    state = "closed" if closed is not None else "open"
+    state = "open" if closed is None else "closed" if started.humans == "off" else CLOSED_TO_PEOPLE
     return Card(
         title=clip(f"🗳️ {started.title}", TITLE_LIMIT),
         description=clip("\n".join(lines).strip("\n"), DESCRIPTION_LIMIT),

@@ -1,4 +1,9 @@
-"""Tiny Block Kit builders. Texts passed in are mrkdwn that the caller has already escaped."""
+"""Tiny Block Kit builders. Texts passed in are mrkdwn that the caller has already escaped.
+
+Every mrkdwn text object is `verbatim`: Slack then does not turn plain `@channel`, `@here`, channel
+names or URLs written in a topic or a model's reply into mentions or links (only what the caller
+wrote as `<…>` markup is one).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,11 @@ MAX_BLOCKS = 50
 
 
 def section(text: str) -> Block:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": truncate(text, SECTION_LIMIT)}}
+    return {"type": "section", "text": mrkdwn(truncate(text, SECTION_LIMIT))}
+
+
+def mrkdwn(text: str) -> dict[str, object]:
+    return {"type": "mrkdwn", "text": text, "verbatim": True}
 
 
 def sections(lines: list[str]) -> list[Block]:
@@ -33,7 +42,7 @@ def sections(lines: list[str]) -> list[Block]:
 def context(*texts: str) -> Block:
     return {
         "type": "context",
-        "elements": [{"type": "mrkdwn", "text": truncate(t, CONTEXT_LIMIT)} for t in texts if t][:10],
+        "elements": [mrkdwn(truncate(t, CONTEXT_LIMIT)) for t in texts if t][:10],
     }
 
 

@@ -17,6 +17,10 @@ from typing import Any
 START_WORDS = ("debate", "start")
 _OPTION = re.compile(r"^([a-z][a-z_]*)=(.*)$")
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s?)?$")
+MAX_DIGITS = 9
+"""Digits a number may have: more is refused before anything converts it (no 4,300-digit ints)."""
+MAX_VALUE_CHARS = 200
+"""Characters an option's value may have."""
 _QUOTES = {'"': '"', "“": "”", "'": "'", "‘": "’", "«": "»"}
 
 
@@ -69,6 +73,8 @@ def parse_duration(text: str) -> int | str:
     match = _DURATION.match(text.strip().lower())
     if not match or not any(match.groups()):
         return text
+    if any(g and len(g) > MAX_DIGITS for g in match.groups()):
+        return text  # far too long to be a duration: refused as one, never converted
     hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
     return hours * 3600 + minutes * 60 + seconds
 
@@ -99,6 +105,13 @@ def _read_options(words: list[str]) -> tuple[dict[str, str], str | None]:
         if match is None:
             return found, f"I couldn't read {word!r}: options look like key=value, after the topic."
         key, value = match.group(1), _strip_quotes(match.group(2))
+        if len(value) > MAX_VALUE_CHARS:
+            return (
+                found,
+                f"The value of {key} is {len(value):,} characters long; the limit is {MAX_VALUE_CHARS}.",
+            )
+        if value.isdigit() and len(value.lstrip("0")) > MAX_DIGITS:
+            return found, f"{key} is far too large ({len(value):,} digits)."
         if key in found:
             return found, f"The option {key} is given twice."
         found[key] = value

@@ -42,11 +42,12 @@ from adapters.slack.commands import (
 )
 from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound import ReactionRequest, Request
-from adapters.slack.permissions import StarterPolicy
+from adapters.slack.permissions import StarterPolicy, StopPolicy
 from adapters.slack.replies import Replies
 from adapters.slack.sender import PersonaIdentity, api_error
 from adapters.slack.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
 from adapters.slack.transcripts import PLATFORM, attach_transcript, find_record
+from core.admission import Slot
 from core.errors import AdmissionError, DebateError
 from core.ports import Binding, DebateRecord
 from core.session import DebateHandle
@@ -66,6 +67,7 @@ class SlackFrontEnd:
         self.client = client
         self.settings = rt.config.slack
         self._policy = StarterPolicy(self.settings)
+        self._stoppers = StopPolicy(self.settings)
         self._sinks: dict[str, SlackSink] = {}  # channel → the sink of its current debate
         self._live: set[SlackSink] = set()
         self._identities: dict[str, PersonaIdentity] = {}
@@ -151,21 +153,22 @@ class SlackFrontEnd:
             await replies.say(messages.BUSY)
             return
         try:
-            try:
-                self.rt.admission.check(
+            try:  # reserved with no await since the check: simultaneous starts cannot all pass
+                slot = self.rt.admission.reserve(
                     platform=PLATFORM, scope=request.team, channel=request.channel, user=request.user
                 )
             except AdmissionError as exc:
                 await replies.say(messages.refusal(str(exc)))
                 return
-            if attachments:
-                try:
-                    spec = await self._read_documents(spec, attachments)
-                except (DebateError, AttachmentError) as exc:
-                    await replies.say(messages.refusal(str(exc)))
-                    return
-            await replies.confirm(messages.starting(spec.topic))
-            await self._launch(request, spec, replies, bot_user_id)
+            with slot:  # released (cooldown given back) unless the debate starts
+                if attachments:
+                    try:
+                        spec = await self._read_documents(spec, attachments)
+                    except (DebateError, AttachmentError) as exc:
+                        await replies.say(messages.refusal(str(exc)))
+                        return
+                await replies.confirm(messages.starting(spec.topic))
+                await self._launch(request, spec, replies, bot_user_id, slot)
         finally:
             lock.release()
 
@@ -207,7 +210,7 @@ class SlackFrontEnd:
         return self.rt.prepare(replace(spec, options=options)).spec
 
     async def _launch(
-        self, request: Request, spec: DebateSpec, replies: Replies, bot_user_id: str | None
+        self, request: Request, spec: DebateSpec, replies: Replies, bot_user_id: str | None, slot: Slot
     ) -> None:
         """Post the opening card (so the thread exists), then start the debate into it."""
         text, blocks = pending_card(spec.topic, spec.format)
@@ -240,7 +243,7 @@ class SlackFrontEnd:
             await self._withdraw_card(request.channel, thread_ts, str(exc))
             await replies.say(messages.could_not_start(str(exc)))
             return
-        self.rt.admission.record_start(platform=PLATFORM, user=request.user)
+        slot.started()
         self._sinks[request.channel] = sink
         self._live.add(sink)
         sink.attach(handle, self._forget)
@@ -280,7 +283,20 @@ class SlackFrontEnd:
         if handle is None:
             await replies.say(messages.NOTHING_RUNNING)
             return
-        if handle.binding.started_by != request.user and await self._refusal_for(request.user) is not None:
+        try:
+            allowed = await asyncio.wait_for(
+                self._stoppers.allows(
+                    self.client, request.user, starter=handle.binding.started_by, channel=request.channel
+                ),
+                CHECK_TIMEOUT,
+            )
+        except PermissionCheckError as exc:
+            await replies.say(messages.refusal(str(exc)))
+            return
+        except TimeoutError:
+            await replies.say(messages.CHECK_TIMED_OUT)
+            return
+        if not allowed:
             await replies.say(messages.STOP_NOT_PERMITTED)
             return
         log.info("debate %s: stop asked by %s", handle.debate_id, request.user)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -15,27 +17,66 @@ from adapters.slack.inbound import mention_request, reaction_request, slash_requ
 from adapters.slack.replies import MentionReplies, SlashReplies
 from adapters.slack.scopes import SLASH_COMMAND
 
+REPLAY_WINDOW = 330.0
+"""Seconds a slash command's trigger id is remembered: Slack's signature check accepts a request
+for five minutes, so within them a captured request could be sent again."""
+
 
 class RecentIds:
-    """Event ids seen lately: Slack redelivers an event it thinks was not acknowledged."""
+    """Ids seen lately: Slack redelivers an event it thinks was not acknowledged, and a captured
+    request can be replayed while its signature is still accepted. Remembered for `window` seconds
+    (and at most `size` of them)."""
 
-    def __init__(self, size: int = 1000) -> None:
+    def __init__(
+        self, size: int = 10_000, window: float = REPLAY_WINDOW, now: Callable[[], float] = time.monotonic
+    ) -> None:
         self._size = size
-        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._window = window
+        self._now = now
+        self._ids: OrderedDict[str, float] = OrderedDict()
 
-    def repeat(self, event_id: str | None) -> bool:
-        if not event_id:
+    def repeat(self, some_id: str | None) -> bool:
+        if not some_id:
             return False
-        if event_id in self._ids:
+        now = self._now()
+        while self._ids and next(iter(self._ids.values())) < now - self._window:
+            self._ids.popitem(last=False)
+        if some_id in self._ids:
             return True
-        self._ids[event_id] = None
+        self._ids[some_id] = now
         if len(self._ids) > self._size:
             self._ids.popitem(last=False)
         return False
 
 
+class ReactionOrder:
+    """Reaction events in the order people made them: Slack may deliver them late or twice, so an
+    event older than (or as old as) the last one applied to the same person, message and emoji is
+    dropped (a redelivered ✅ must not flip a vote that was changed since)."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self._size = size
+        self._last: OrderedDict[tuple[str, str, str, str], float] = OrderedDict()
+
+    def stale(self, key: tuple[str, str, str, str], event_ts: str | None) -> bool:
+        try:
+            at = float(event_ts or "")
+        except ValueError:
+            return False  # no usable time: applied as it comes
+        last = self._last.get(key)
+        if last is not None and at <= last:
+            return True
+        self._last[key] = at
+        self._last.move_to_end(key)
+        if len(self._last) > self._size:
+            self._last.popitem(last=False)
+        return False
+
+
 def register(app: AsyncApp, front: SlackFrontEnd) -> None:
     seen = RecentIds()
+    triggers = RecentIds()
+    order = ReactionOrder()
 
     async def on_mention(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> None:
         if seen.repeat(body.get("event_id")):
@@ -46,23 +87,27 @@ def register(app: AsyncApp, front: SlackFrontEnd) -> None:
     async def on_command(
         ack: AsyncAck, respond: AsyncRespond, command: dict[str, Any], context: AsyncBoltContext
     ) -> None:
+        if triggers.repeat(command.get("trigger_id")):  # the same request again: do nothing twice
+            await ack()
+            return
         replies = SlashReplies(ack, respond)
         try:
             await front.handle(slash_request(command), replies, bot_user_id=context.bot_user_id)
         finally:
             await replies.close()
 
-    async def on_reaction_added(event: dict[str, Any], context: AsyncBoltContext) -> None:
-        reaction = reaction_request(event, added=True)
-        if reaction is not None:
-            await front.reaction(reaction, bot_user_id=context.bot_user_id)
-
-    async def on_reaction_removed(event: dict[str, Any], context: AsyncBoltContext) -> None:
-        reaction = reaction_request(event, added=False)
-        if reaction is not None:
-            await front.reaction(reaction, bot_user_id=context.bot_user_id)
+    async def on_reaction(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> None:
+        if seen.repeat(body.get("event_id")):
+            return
+        reaction = reaction_request(event, added=event.get("type") == "reaction_added")
+        if reaction is None:
+            return
+        key = (reaction.channel, reaction.ts, reaction.user, reaction.name)
+        if order.stale(key, event.get("event_ts")):
+            return
+        await front.reaction(reaction, bot_user_id=context.bot_user_id)
 
     app.event("app_mention")(on_mention)
     app.command(SLASH_COMMAND)(on_command)
-    app.event("reaction_added")(on_reaction_added)
-    app.event("reaction_removed")(on_reaction_removed)
+    app.event("reaction_added")(on_reaction)
+    app.event("reaction_removed")(on_reaction)

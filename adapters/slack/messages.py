@@ -17,7 +17,8 @@ NOT_PERMITTED = (
     "Only the people set in Rostra's `slack.starter_users` or `slack.starter_groups` may start debates."
 )
 STOP_NOT_PERMITTED = (
-    "Only the person who started this debate, or someone allowed to start debates, may stop it."
+    "Only the person who started this debate, the channel's creator or a Rostra admin"
+    " (`slack.admin_users`, `slack.admin_groups`) may stop it."
 )
 NOTHING_RUNNING = "No debate is running in this channel. Start one with `/debate <topic>`."
 BUSY = "Another debate is being set up in this channel right now; try again in a moment."
@@ -122,7 +123,7 @@ def preparing_transcript(debate_id: str) -> str:
 
 def no_transcript(debate_id: str | None) -> str:
     if debate_id:
-        return f"🚫 There is no debate `{escape(debate_id)}` in this workspace."
+        return f"🚫 There is no debate `{escape(debate_id)}` in this channel: ask for it where it was held."
     return "🚫 There has been no debate in this channel yet."
 
 

@@ -1,7 +1,9 @@
-"""Who may start (and stop) debates: `slack.starter_users` and members of `slack.starter_groups`.
+"""Who may start debates (`slack.starter_users`, members of `slack.starter_groups`; both empty:
+anyone) and who may stop one: its starter, `slack.admin_users`, members of `slack.admin_groups`, or
+the creator of the debate's channel (`conversations.info`). Being allowed to start is not being
+allowed to stop another person's debate.
 
-Both lists empty means anyone may. Group members are looked up with `usergroups.users.list` and
-remembered for `group_cache_seconds`.
+Group members are looked up with `usergroups.users.list` and remembered for `group_cache_seconds`.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from adapters.slack.settings import SlackSettings
 
 
 class StarterPolicy:
-    def __init__(self, settings: SlackSettings) -> None:
-        self._users = frozenset(settings.starter_users)
-        self._groups = tuple(settings.starter_groups)
+    def __init__(
+        self, settings: SlackSettings, *, users: list[str] | None = None, groups: list[str] | None = None
+    ) -> None:
+        self._users = frozenset(settings.starter_users if users is None else users)
+        self._groups = tuple(settings.starter_groups if groups is None else groups)
         self._ttl = settings.group_cache_seconds
         self._members: dict[str, tuple[float, frozenset[str]]] = {}
 
@@ -53,3 +57,30 @@ class StarterPolicy:
         members = frozenset(str(u) for u in response.get("users") or [])
         self._members[group] = (now, members)
         return members
+
+
+class StopPolicy:
+    """Who may stop a debate someone else started (see the module's docstring)."""
+
+    def __init__(self, settings: SlackSettings) -> None:
+        self._admins = StarterPolicy(settings, users=settings.admin_users, groups=settings.admin_groups)
+
+    async def allows(self, client: AsyncWebClient, user: str, *, starter: str, channel: str) -> bool:
+        """Raises PermissionCheckError when a group or the channel cannot be read."""
+        if user == starter:
+            return True
+        if self._admins.restricted and await self._admins.allows(client, user):
+            return True
+        return await _channel_creator(client, channel) == user
+
+
+async def _channel_creator(client: AsyncWebClient, channel: str) -> str | None:
+    try:
+        response = await client.conversations_info(channel=channel)
+    except SlackApiError as exc:
+        error = exc.response.get("error") or "error"
+        raise PermissionCheckError(f"I couldn't read this channel ({error}) to check who may stop.") from None
+    except SlackClientError as exc:
+        raise PermissionCheckError("I couldn't reach Slack to check who may stop this debate.") from exc
+    creator = (response.get("channel") or {}).get("creator")
+    return str(creator) if creator else None

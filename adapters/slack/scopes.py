@@ -12,7 +12,9 @@ BOT_SCOPES = frozenset(
         "files:write",  # transcripts and a format's Markdown artifact as files in the thread
         "reactions:read",  # reaction_added/removed events; reactions.get when a human vote opens
         "reactions:write",  # the bot's own reactions that form the human ballot on a vote card
-        "usergroups:read",  # usergroups.users.list for slack.starter_groups
+        "usergroups:read",  # usergroups.users.list for slack.starter_groups and slack.admin_groups
+        "channels:read",  # conversations.info: who created a public channel (they may stop its debates)
+        "groups:read",  # conversations.info for private channels likewise
     }
 )
 BOT_EVENTS = frozenset({"app_mention", "reaction_added", "reaction_removed"})

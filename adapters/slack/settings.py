@@ -21,6 +21,12 @@ class SlackSettings(BaseModel):
         default_factory=list, description="user ids allowed to start and stop debates; empty means anyone"
     )
     starter_groups: list[str] = Field(default_factory=list, description="user-group ids allowed likewise")
+    admin_users: list[str] = Field(
+        default_factory=list, description="user ids who may stop any debate (besides its starter)"
+    )
+    admin_groups: list[str] = Field(
+        default_factory=list, description="user-group ids whose members may stop any debate"
+    )
     group_cache_seconds: float = Field(
         300.0, ge=0.0, description="how long a user group's member list is remembered"
     )

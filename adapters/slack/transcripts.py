@@ -13,11 +13,18 @@ RECENT = 200
 
 
 async def find_record(rt: Host, *, team: str, channel: str, debate_id: str | None) -> DebateRecord | None:
-    """The named debate (if it is this workspace's), else this channel's running or latest debate."""
+    """The named debate, else this channel's running or latest debate.
+
+    A debate named by id is served only when asked for from its own channel: whoever asks there can
+    see it, and nobody learns anything (not even that it exists) about a debate held in a channel
+    they may not be able to see.
+    """
     if debate_id:
         record = await rt.store.get_debate(debate_id)
-        ok = record is not None and record.binding.platform == PLATFORM and record.binding.scope == team
-        return record if ok else None
+        if record is None or record.binding.platform != PLATFORM or record.binding.scope != team:
+            return None
+        where = await rt.store.binding_values(record.id)
+        return record if (where.get("channel") or record.binding.channel) == channel else None
     handle = rt.manager.find(platform=PLATFORM, channel=channel)
     if handle is not None:
         return await rt.store.get_debate(handle.debate_id)

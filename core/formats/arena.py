@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from core.budget import BudgetExhausted
 from core.context import ContextBuilder
 from core.errors import SpecError
 from core.events import (
@@ -27,8 +28,8 @@ from core.events import (
     VotingClosed,
     VotingStarted,
 )
-from core.formats.base import DebateFormat, Outcome
-from core.llm.agents import Decision, consult
+from core.formats.base import DebateFormat, MeteredCall, Outcome
+from core.llm.agents import Decision
 from core.models import CastMember, Persona, VoteOption, Voter
 from core.ordered import each_in_order
 from core.prompts import arena as prompts
@@ -153,26 +154,30 @@ class Arena(DebateFormat):
         )
         await ctx.emit(PhaseChanged(phase="debating", detail=f"{active.name} opens for the motion"))
 
+        ctx.budget.set_aside_for_closing(persona_system(self.moderator, ctx.topic))
         ending: tuple[CompletionReason, str] | None = None
         round_no = 1
-        while ending is None:
-            for _ in range(self.opts.exchanges_per_round):
-                for side in ("proposition", "opposition"):
-                    ending = self._should_end()
+        try:
+            while ending is None:
+                for _ in range(self.opts.exchanges_per_round):
+                    for side in ("proposition", "opposition"):
+                        ending = self._should_end()
+                        if ending is not None:
+                            break
+                        speaker = active if side == "proposition" else self.opposition
+                        await self._turn(speaker, side, round_no)
                     if ending is not None:
                         break
-                    speaker = active if side == "proposition" else self.opposition
-                    await self._turn(speaker, side, round_no)
-                if ending is not None:
-                    break
-                await self._tick()
-            if ending is None:
-                ending = self._should_end()
-            if ending is None:
-                active = await self._vote(round_no, active)
-                if round_no >= self._round_cap():
-                    ending = ("max_rounds", f"all {round_no} rounds were played")
-                round_no += 1
+                    await self._tick()
+                if ending is None:
+                    ending = self._should_end()
+                if ending is None:
+                    active = await self._vote(round_no, active)
+                    if round_no >= self._round_cap():
+                        ending = ("max_rounds", f"all {round_no} rounds were played")
+                    round_no += 1
+        except BudgetExhausted:  # the next call would not fit: nothing of it was shown
+            ending = self._budget_ending()
         return await self._conclude(*ending)
 
     def _round_cap(self) -> int:
@@ -184,9 +189,12 @@ class Arena(DebateFormat):
         if ctx.debate_clock.expired:
             return "time_up", f"time ran out after {_clock_text(ctx.debate_clock.elapsed)} of debate"
         if ctx.budget_spent():
-            budget = ctx.settings.limits.max_tokens_per_debate
-            return "budget", f"the token budget of {budget:,} was spent"
+            return self._budget_ending()
         return None
+
+    def _budget_ending(self) -> tuple[CompletionReason, str]:
+        budget = self.ctx.settings.limits.max_tokens_per_debate
+        return "budget", f"the token budget of {budget:,} was spent"
 
     async def _tick(self) -> None:
         c = self.ctx.debate_clock
@@ -230,6 +238,14 @@ class Arena(DebateFormat):
         vote_id = f"v{round_no}"
         observers = [p for p in self.pool if p.id != active.id]
         mode = self.opts.humans
+        recent = self.context.last_messages(self._spoken(), ctx.settings.formats.arena.vote_context_messages)
+        prompt = prompts.arena_vote(
+            recent, speaker=active.name, count=ctx.settings.formats.arena.vote_context_messages
+        )
+        agents = ctx.metered_all(  # all the observers' votes reserved together, before the vote opens
+            [MeteredCall(o, "observer", "vote", persona_system(o, ctx.topic), prompt) for o in observers],
+            what="the observers' votes",
+        )
         ctx.debate_clock.pause()
         await self._tick()
         await ctx.emit(PhaseChanged(phase="voting", detail=f"Observers judge {active.name}"))
@@ -243,10 +259,6 @@ class Arena(DebateFormat):
                 humans=mode,
             )
         )
-        recent = self.context.last_messages(self._spoken(), ctx.settings.formats.arena.vote_context_messages)
-        prompt = prompts.arena_vote(
-            recent, speaker=active.name, count=ctx.settings.formats.arena.vote_context_messages
-        )
         window = float(self.opts.human_window)
         async with asyncio.TaskGroup() as group:
             human = (
@@ -256,7 +268,7 @@ class Arena(DebateFormat):
             )
             group.create_task(
                 each_in_order(
-                    [self._consult(observer, prompt) for observer in observers],
+                    [agent.consult(prompt, ArenaVote) for agent in agents],
                     lambda i, outcome: self._record_vote(observers[i], vote_id, outcome),
                 )
             )
@@ -317,10 +329,6 @@ class Arena(DebateFormat):
         await self._tick()
         return active
 
-    async def _consult(self, observer: Persona, prompt: str) -> Decision[ArenaVote] | str:
-        system = persona_system(observer, self.ctx.topic)
-        return await consult(self.ctx.models.agent(observer, "observer", "vote", system), prompt, ArenaVote)
-
     async def _record_vote(self, observer: Persona, vote_id: str, outcome: Decision[ArenaVote] | str) -> None:
         ctx = self.ctx
         voter = Voter.of(observer.ref())
@@ -376,16 +384,21 @@ class Arena(DebateFormat):
         if reason == "budget":
             return Outcome(reason, detail, summary=f"No summary: {detail}. {figures}")
         context = self.context.build(self._spoken()).render()
-        turn = await run_turn(
-            ctx,
-            self.moderator,
-            role="moderator",
-            round_no=ctx.state.round,
-            heading="Closing summary",
-            prompt=prompts.arena_summary(context, ending=detail, figures=figures),
-            system=persona_system(self.moderator, ctx.topic),
-            kind="summary",
-        )
+        try:  # covered by the reserve set aside for it, or not made at all
+            turn = await run_turn(
+                ctx,
+                self.moderator,
+                role="moderator",
+                round_no=ctx.state.round,
+                heading="Closing summary",
+                prompt=prompts.arena_summary(context, ending=detail, figures=figures),
+                system=persona_system(self.moderator, ctx.topic),
+                kind="summary",
+                closing=True,
+            )
+        except BudgetExhausted:
+            summary = f"No summary: the token budget could not cover one. {figures}"
+            return Outcome(reason, detail, summary=summary)
         summary = turn.text if not turn.fallback else f"The moderator could not sum up. {figures}"
         return Outcome(reason, detail, summary=summary)
 

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
 
+from core.budget import CallPlan, MeteredAgent, TokenBudget
 from core.clock import Clock, DebateClock
 from core.events import CompletionReason, Event
-from core.llm.registry import DebateModels
+from core.llm.registry import CallKind, DebateModels
 from core.models import Persona
 from core.replay import Replay
-from core.settings import CoreSettings
+from core.settings import CoreSettings, ResearchSettings
 from core.state import DebateState
 from core.voting import HumanBallots
 
@@ -46,6 +47,14 @@ class DebateContext:
     emit: Emitter
     ballots: HumanBallots
     replay: Replay | None = None
+    budget: TokenBudget = field(init=False)
+    """The token ceiling: every model call is reserved here before it is made (see core.budget)."""
+
+    def __post_init__(self) -> None:
+        self.budget = TokenBudget(self.settings, replaying=self._replaying)
+
+    def _replaying(self) -> bool:
+        return self.replay is not None and self.replay.active
 
     @property
     def personas(self) -> dict[str, Persona]:
@@ -62,8 +71,50 @@ class DebateContext:
         return f"t{len(self.state.turn_ids) + 1}"
 
     def budget_spent(self) -> bool:
-        budget = self.settings.limits.max_tokens_per_debate
-        return budget > 0 and self.state.tokens.total >= budget
+        """No further ordinary model call fits in the token budget."""
+        return self.budget.spent()
+
+    def metered(
+        self,
+        persona: Persona,
+        role: str,
+        kind: CallKind,
+        system: str,
+        prompt: str,
+        *,
+        closing: bool = False,
+        research: ResearchSettings | None = None,
+    ) -> MeteredAgent:
+        """The agent for one call, its worst case reserved now (raises BudgetExhausted)."""
+        agent = self.models.agent(persona, role, kind, system, research=research)
+        calls = 1 + (research.max_tool_calls if research is not None else 0)
+        plan = CallPlan(kind, system, prompt, calls)
+        what = f"{persona.name}'s {kind} as {role}"
+        [metered] = self.budget.metered([agent], [plan], what=what, closing=closing)
+        return metered
+
+    def metered_all(
+        self, calls: Sequence[MeteredCall], *, what: str, closing: bool = False
+    ) -> list[MeteredAgent]:
+        """Agents for calls made together (parallel votes, turns): all reserved now, or none."""
+        agents = [self.models.agent(c.persona, c.role, c.kind, c.system, research=c.research) for c in calls]
+        plans = [
+            CallPlan(c.kind, c.system, c.prompt, 1 + (c.research.max_tool_calls if c.research else 0))
+            for c in calls
+        ]
+        return self.budget.metered(agents, plans, what=what, closing=closing)
+
+
+@dataclass(frozen=True)
+class MeteredCall:
+    """One of several calls made together (see `DebateContext.metered_all`)."""
+
+    persona: Persona
+    role: str
+    kind: CallKind
+    system: str
+    prompt: str
+    research: ResearchSettings | None = None
 
 
 @dataclass(frozen=True)

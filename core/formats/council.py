@@ -32,6 +32,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
+from core.budget import BudgetExhausted
 from core.context import trim
 from core.errors import ModelCallError, SpecError
 from core.events import (
@@ -44,8 +45,8 @@ from core.events import (
     VotingClosed,
     VotingStarted,
 )
-from core.formats.base import DebateFormat, Outcome
-from core.llm.agents import Decision, consult
+from core.formats.base import DebateFormat, MeteredCall, Outcome
+from core.llm.agents import Decision
 from core.models import CastMember, Persona, TokenUsage, VoteOption, Voter
 from core.ordered import each_in_order
 from core.prompts import council as prompts
@@ -260,22 +261,25 @@ class Council(DebateFormat):
             )
         )
 
-        await self._propose()
         played, converged = 0, False
-        for round_no in range(1, self.opts.rounds + 1):
+        try:
+            await self._propose()
+            for round_no in range(1, self.opts.rounds + 1):
+                if ctx.budget_spent():
+                    return await self._out_of_budget(played)
+                if self.opts.strategy == "consensus" and await self._converged(played):
+                    converged = True
+                    break
+                await self._revise(round_no)
+                played = round_no
             if ctx.budget_spent():
                 return await self._out_of_budget(played)
-            if self.opts.strategy == "consensus" and await self._converged(played):
-                converged = True
-                break
-            await self._revise(round_no)
-            played = round_no
-        if ctx.budget_spent():
+            proposals = self._ballot()
+            if not proposals:
+                return Outcome("failed", "no member could make a proposal")
+            ruling = await self._vote(proposals)
+        except BudgetExhausted:  # the next call would not fit: nothing of it was shown
             return await self._out_of_budget(played)
-        proposals = self._ballot()
-        if not proposals:
-            return Outcome("failed", "no member could make a proposal")
-        ruling = await self._vote(proposals)
         detail = f"the council voted after {played} revision round{'' if played == 1 else 's'}"
         if converged:
             detail += ", the proposals having converged"
@@ -360,6 +364,17 @@ class Council(DebateFormat):
             VoteOption(key=p.key, label=p.label, emoji=EMOJIS[i]) for i, p in enumerate(proposals)
         )
         voters = [*self.members, *([self.moderator] if self.moderator is not None else [])]
+        entries = _entries(proposals)
+        schema = choice_schema(MemberVote, [*(p.key for p in proposals), ABSTAIN])
+        own = {p.author.id: p.key for p in proposals}
+        prompt_for = {
+            m.id: prompts.vote(question=ctx.topic, proposals=entries, own_key=own.get(m.id), limit=limit)
+            for m in self.members
+        }
+        agents = ctx.metered_all(  # every member's vote reserved together, before the vote opens
+            [MeteredCall(m, "council", "vote", self._system(m), prompt_for[m.id]) for m in self.members],
+            what="the members' votes",
+        )
         await ctx.emit(
             PhaseChanged(
                 phase="voting",
@@ -375,15 +390,8 @@ class Council(DebateFormat):
                 humans=opts.humans,
             )
         )
-        entries = _entries(proposals)
-        schema = choice_schema(MemberVote, [*(p.key for p in proposals), ABSTAIN])
-        own = {p.author.id: p.key for p in proposals}
-        prompt_for = {
-            m.id: prompts.vote(question=ctx.topic, proposals=entries, own_key=own.get(m.id), limit=limit)
-            for m in self.members
-        }
         cast_votes = await each_in_order(
-            [self._consult(m, schema, prompt_for[m.id]) for m in self.members],
+            [agent.consult(prompt_for[m.id], schema) for agent, m in zip(agents, self.members, strict=True)],
             lambda i, outcome: self._record_vote(self.members[i], outcome),
         )
         ruling = await self._decide(proposals, options, cast_votes)
@@ -464,12 +472,6 @@ class Council(DebateFormat):
             notes.append(f"{len(abstained)} abstained ({_names(abstained)}).")
         return Ruling(by_key[winner], tally, how, tuple(notes), explain, human_tally, tie_broken_by, by)
 
-    async def _consult(
-        self, member: Persona, schema: type[MemberVote], prompt: str
-    ) -> Decision[MemberVote] | str:
-        agent = self.ctx.models.agent(member, "council", "vote", self._system(member))
-        return await consult(agent, prompt, schema)
-
     async def _record_vote(self, member: Persona, outcome: Decision[MemberVote] | str) -> VoteCast:
         """One member's vote; a failed or unreadable vote is an abstention, with a notice."""
         voter = Voter.of(member.ref())
@@ -525,10 +527,10 @@ class Council(DebateFormat):
             votes="\n".join(lines),
             limit=ctx.settings.formats.council.proposal_chars,
         )
-        agent = ctx.models.agent(moderator, "moderator", "vote", self._system(moderator))
         try:
+            agent = ctx.metered(moderator, "moderator", "vote", self._system(moderator), prompt)
             decision = await agent.decide(prompt, choice_schema(ModeratorPick, list(by_key)))
-        except Exception as exc:  # the members' votes still decide
+        except Exception as exc:  # the members' votes still decide (also when the budget cannot cover it)
             await ctx.emit(
                 Notice(
                     level="warning",

@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from core.budget import BudgetExhausted
 from core.context import ContextBuilder, trim
-from core.errors import ModelCallError
+from core.errors import ModelCallError, SpecError
 from core.events import DebateStarted, Notice, PhaseChanged, Verdict, VotingClosed, VotingStarted
 from core.formats.base import DebateFormat, Outcome
 from core.models import CastMember, Persona, VoteOption
@@ -88,8 +89,12 @@ class Oxford(DebateFormat):
     @classmethod
     def parse_options(cls, settings: CoreSettings, given: dict[str, Any]) -> OxfordOptions:
         o = settings.formats.oxford
-        defaults = {"rounds": o.max_rounds, "humans": o.humans, "human_window": o.human_window}
-        return parse_options(OxfordOptions, defaults, given)
+        cap = settings.limits.max_rounds
+        defaults = {"rounds": min(o.max_rounds, cap), "humans": o.humans, "human_window": o.human_window}
+        options = parse_options(OxfordOptions, defaults, given)
+        if options.rounds > cap:
+            raise SpecError(f"rounds must be at most {cap} (the configured cap; got {options.rounds})")
+        return options
 
     @classmethod
     def roles(cls) -> list[str]:
@@ -103,6 +108,10 @@ class Oxford(DebateFormat):
     def opts(self) -> OxfordOptions:
         assert isinstance(self.options, OxfordOptions)
         return self.options
+
+    def _round_cap(self) -> int:
+        """The round at which the judge must rule: the option, within `limits.max_rounds`."""
+        return min(self.opts.rounds, self.ctx.settings.limits.max_rounds)
 
     async def run(self) -> Outcome:
         ctx = self.ctx
@@ -148,25 +157,29 @@ class Oxford(DebateFormat):
         ruling: JudgeRuling | None = None
         round_no = 0
         reason: Literal["completed", "budget"] = "completed"
-        while ruling is None or ruling.decision == "continue":
-            round_no += 1
-            if ctx.budget_spent():
-                reason = "budget"
-                break
-            await ctx.emit(PhaseChanged(phase="debating", detail=f"Round {round_no}"))
-            await self._debater_turn(self.proposer, "proposer", round_no)
-            await self._debater_turn(self.critic, "critic", round_no)
-            await run_turn(
-                ctx,
-                self.moderator,
-                role="moderator",
-                round_no=round_no,
-                heading=f"Round {round_no} · distillation",
-                prompt=prompts.distillation(self._context(), focus=self.focus, round_no=round_no),
-                system=persona_system(self.moderator, ctx.topic),
-            )
-            ruling = await self._rule(round_no, must_rule=round_no >= self.opts.rounds)
-
+        rounds = self._round_cap()
+        try:
+            while ruling is None or ruling.decision == "continue":
+                round_no += 1
+                if ctx.budget_spent():
+                    reason = "budget"
+                    break
+                await ctx.emit(PhaseChanged(phase="debating", detail=f"Round {round_no}"))
+                await self._debater_turn(self.proposer, "proposer", round_no)
+                await self._debater_turn(self.critic, "critic", round_no)
+                await run_turn(
+                    ctx,
+                    self.moderator,
+                    role="moderator",
+                    round_no=round_no,
+                    heading=f"Round {round_no} · distillation",
+                    prompt=prompts.distillation(self._context(), focus=self.focus, round_no=round_no),
+                    system=persona_system(self.moderator, ctx.topic),
+                )
+                ruling = await self._rule(round_no, must_rule=round_no >= rounds)
+        except BudgetExhausted:  # the next call would not fit: nothing of it was shown
+            reason = "budget"
+            ruling = None
         verdict_label = self._label(ruling.winner if ruling and ruling.winner else "draw")
         summary = (
             f"Judge: {verdict_label}." if ruling is not None else "No verdict: the token budget ran out."
@@ -279,13 +292,15 @@ class Oxford(DebateFormat):
             side_a=side_a,
             must_rule=must_rule,
         )
-        agent = ctx.models.agent(self.judge, "judge", "vote", persona_system(self.judge, ctx.topic))
+        agent = ctx.metered(self.judge, "judge", "vote", persona_system(self.judge, ctx.topic), prompt)
         ruling: JudgeRuling | None = None
         problem = ""
         usage = None
         for _ in (1, 2):
             try:
                 decision = await agent.decide(prompt, JudgeRuling)
+            except BudgetExhausted:
+                raise
             except Exception as exc:  # retried once, then the ruling falls back (below)
                 problem = exc.reason if isinstance(exc, ModelCallError) else str(exc)
                 continue

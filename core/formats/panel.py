@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.budget import BudgetExhausted
 from core.context import ContextBuilder
 from core.documents import Document, check_document, check_quotes, read_document
 from core.errors import ModelCallError, SpecError
@@ -170,12 +171,16 @@ class Panel(DebateFormat):
             await ctx.emit(Notice(level="error", code="document_refused", message=problem))
             return Outcome("failed", detail=problem)
 
-        texts = [ctx.topic] if question_doc is None else await self._draw_questions(question_doc)
-        self.questions = [Question(i, text) for i, text in enumerate(texts, start=1)]
-        for question in self.questions:
-            if not await self._answer(question):
-                budget = ctx.settings.limits.max_tokens_per_debate
-                return await self._conclude("budget", f"the token budget of {budget:,} was spent")
+        budget = ctx.settings.limits.max_tokens_per_debate
+        out_of_budget = f"the token budget of {budget:,} was spent"
+        try:
+            texts = [ctx.topic] if question_doc is None else await self._draw_questions(question_doc)
+            self.questions = [Question(i, text) for i, text in enumerate(texts, start=1)]
+            for question in self.questions:
+                if not await self._answer(question):
+                    return await self._conclude("budget", out_of_budget)
+        except BudgetExhausted:  # the next call would not fit: nothing of it was shown
+            return await self._conclude("budget", out_of_budget)
         done = len(self.questions)
         return await self._conclude("completed", f"{done} question{'s' if done != 1 else ''} answered")
 
@@ -199,13 +204,15 @@ class Panel(DebateFormat):
                 phase="preparing", detail=f"{synth.name} draws {count} questions from {document.name}"
             )
         )
-        agent = ctx.models.agent(synth, "synthesiser", "summary", self.synthesiser_system)
         prompt = prompts.panel_questions(document, count=count)
+        agent = ctx.metered(synth, "synthesiser", "summary", self.synthesiser_system, prompt)
         usage = TokenUsage()
         error = ""
         for _ in (1, 2):  # retried once, like a turn
             try:
                 decision = await agent.decide(prompt, PanelQuestions)
+            except BudgetExhausted:
+                raise
             except Exception as exc:  # any model failure: retry once, then fall back to the topic
                 error = exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__
                 continue

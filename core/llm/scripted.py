@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from agno.metrics import MessageMetrics
 from agno.models.base import Model
 from agno.models.message import Message
@@ -35,6 +34,7 @@ from pydantic import BaseModel
 
 from core.clock import Clock, RealClock
 from core.errors import ModelConfigError
+from core.localfiles import LocalFileError, read_local_yaml
 
 ScriptItem = str | dict[str, Any]
 
@@ -55,12 +55,12 @@ class Script:
     @classmethod
     def load(cls, path: str | Path) -> Script:
         p = Path(path).expanduser()
-        try:
-            raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ModelConfigError(f"Script file not found: {p}") from None
-        except yaml.YAMLError as exc:
-            raise ModelConfigError(f"Script file {p} is not valid YAML: {exc}") from None
+        if not p.exists() and not p.is_symlink():
+            raise ModelConfigError(f"Script file not found: {p}")
+        try:  # only a regular file, bounded (core.localfiles); invalid YAML is one line
+            raw = read_local_yaml(p, what="script file")
+        except LocalFileError as exc:
+            raise ModelConfigError(str(exc)) from None
         return cls.parse(raw, source=str(p))
 
     @classmethod

@@ -204,3 +204,73 @@ def test_options_a_format_does_not_take_are_refused(
     code = main(["demo", "Q?", "--format", "council", "--duration", "60"])
     assert code == 2
     assert "Unknown option 'duration'" in capsys.readouterr().err
+
+
+def _special(tmp_path: Path, kind: str) -> str:
+    """A path that is not a readable regular file of text."""
+    if kind == "fifo":
+        path = tmp_path / "pipe.md"
+        os.mkfifo(path)
+        return str(path)
+    if kind == "zero":
+        return "/dev/zero"
+    if kind == "folder":
+        (tmp_path / "folder.md").mkdir()
+        return str(tmp_path / "folder.md")
+    path = tmp_path / "blob.yaml"
+    path.write_bytes(bytes(range(256)) * 64)
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "folder", "binary"])
+@pytest.mark.parametrize("flag", ["--doc", "--question-doc", "--script", "--config"])
+def test_files_that_are_not_regular_text_are_refused_in_one_line(
+    tmp_path: Path,
+    kind: str,
+    flag: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ROSTRA_STORAGE__URL", f"sqlite:///{tmp_path / 'rostra.db'}")
+    path = _special(tmp_path, kind)
+    args = ["demo", "Q?", "--fast"]
+    if flag in ("--doc", "--question-doc"):
+        args += ["--format", "panel"]
+    code = main(["--config", path, *args] if flag == "--config" else [*args, flag, path])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "Traceback" not in err[0]
+
+
+def test_invalid_script_yaml_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "bad.yaml"
+    script.write_text("proposition: [one, two\nopposition: x\n", encoding="utf-8")
+    code = main(["demo", "Q?", "--fast", "--script", str(script)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "is not valid YAML" in err[0] and "line" in err[0]
+
+
+def test_a_bot_with_a_fifo_script_fails_at_start_up_in_one_line(tmp_path: Path) -> None:
+    from bot.config import ConfigError
+    from tests.helpers import make_config
+
+    fifo = tmp_path / "script.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=r"model.script: The script file .* is a pipe \(FIFO\)"):
+        make_config(tmp_path, model={"script": str(fifo)})
+
+
+def test_stored_text_is_never_markup_and_never_drives_the_terminal(tmp_path: Path) -> None:
+    topic = "Is [/] fine? [link=https://evil.example]click[/link] [bold]now"
+    script = write_script(tmp_path, {"proposition": ["Yes.\x1b]0;owned\x07\x1b[2J Really."]})
+    out = rostra(tmp_path, "demo", topic, "--fast", "--script", str(script), "--exchanges", "1")
+    assert out.returncode == 0, out.stderr
+    debate_id = re.search(r"Saved as debate (\w+)", out.stdout).group(1)  # type: ignore[union-attr]
+    listing = rostra(tmp_path, "debates")
+    assert listing.returncode == 0, listing.stderr
+    assert "[link=https://evil.example]" in listing.stdout and "[/]" in listing.stdout
+    assert "\x1b]8;" not in listing.stdout  # no terminal hyperlink
+    md = rostra(tmp_path, "transcript", debate_id)
+    assert "Yes." in md.stdout and "Really." in md.stdout
+    assert "\x1b" not in md.stdout and "\x07" not in md.stdout

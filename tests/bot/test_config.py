@@ -34,6 +34,7 @@ def test_an_env_variable_overrides_one_key_and_keeps_the_rest(monkeypatch: pytes
 
 
 def test_a_script_makes_every_role_scripted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text("{}\n", encoding="utf-8")
     monkeypatch.setenv("ROSTRA_MODEL__SCRIPT", str(tmp_path / "s.yaml"))
     config = load_config(CONFIG_PATH)
     assert {config.model.model_for(r) for r in ("proposition", "observer", "moderator")} == {"scripted"}
@@ -85,3 +86,48 @@ def test_bad_config_gives_one_clear_error(tmp_path: Path, change: str, message: 
 def test_a_missing_config_file_is_reported(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.yaml")
+
+
+def test_every_secret_the_environment_holds_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.config import load_secrets
+
+    names = ["ANTHROPIC_API_KEY", "TAVILY_API_KEY", "DISCORD_TOKEN", "SLACK_BOT_TOKEN"]
+    names += ["SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"]
+    for i, name in enumerate(names):
+        monkeypatch.setenv(name, f"secret-value-{i}-abcdef")
+    assert sorted(load_secrets().values()) == sorted(f"secret-value-{i}-abcdef" for i in range(len(names)))
+
+
+def test_webhook_and_interaction_tokens_are_redacted_by_their_shape() -> None:
+    import logging
+
+    token = "aW50ZXJhY3Rpb246MTIzNDU2Nzg5OkxvbmdUb2tlblRleHQ"
+    for text in (
+        f"POST https://discord.com/api/v10/webhooks/1234567890/{token}?wait=1 has returned 200",
+        f"POST /interactions/987654321/{token}/callback",
+        f"payload {{'type': 2, 'token': '{token}', 'id': '1'}}",
+        f'payload {{"token": "{token}"}}',
+    ):
+        record = logging.LogRecord("discord.webhook.async_", logging.DEBUG, __file__, 1, text, None, None)
+        SecretRedactor([]).filter(record)
+        assert token not in record.getMessage()
+        assert "***" in record.getMessage()
+
+
+def test_discord_webhook_logs_stay_quiet_below_warning_unless_asked() -> None:
+    import logging
+
+    from bot.logging import setup_logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        setup_logging("DEBUG")
+        assert not logging.getLogger("discord.webhook.async_").isEnabledFor(logging.DEBUG)
+        assert logging.getLogger("discord.webhook.async_").isEnabledFor(logging.WARNING)
+        setup_logging("DEBUG", verbose=["discord.webhook"])
+        assert logging.getLogger("discord.webhook.async_").isEnabledFor(logging.DEBUG)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        logging.getLogger("discord.webhook").setLevel(logging.NOTSET)

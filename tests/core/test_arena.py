@@ -378,7 +378,7 @@ async def test_a_spent_token_budget_ends_the_debate_cleanly_without_more_calls(t
     assert not run.turns("moderator")  # no model call for the summary once the budget is gone
     assert "token budget" in run.result.summary
     spent_at = run.result.stats.tokens.total
-    assert spent_at >= 1500
+    assert 0 < spent_at <= 1500  # a hard ceiling: no call is made that the rest cannot cover
 
 
 async def test_unknown_options_and_bad_values_are_refused_clearly(tmp_path: Path) -> None:

@@ -397,7 +397,8 @@ async def test_a_failed_revision_leaves_the_previous_proposal_standing(tmp_path:
 async def test_a_spent_token_budget_ends_the_council_before_more_calls(tmp_path: Path) -> None:
     run = await council(tmp_path, rounds=2, config={"limits": {"max_tokens_per_debate": 1000}})
     assert run.result.reason == "budget"
-    assert {t.round for t in run.turns()} == {0}
+    assert run.turns() == []  # four proposals at once cannot all be covered: none is asked for
+    assert run.result.stats.tokens.total == 0
     assert not run.of(VotingStarted)
     assert run.result.summary.startswith("No decision: the token budget of 1,000 was spent after round 0")
 

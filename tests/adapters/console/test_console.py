@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 from pathlib import Path
 
@@ -136,3 +137,28 @@ async def test_a_person_at_the_terminal_breaks_a_tie(tmp_path: Path) -> None:
     assert [(v.voter.name, v.choice) for v in votes] == [("you", "replace")]
     assert result.stats.switches == 1
     assert "Your vote? type 1=keep, 2=replace" in console.export_text()
+
+
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\x9b31m"
+
+
+async def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
+    script = {
+        "proposition": [f"Cars out.{ESCAPES} People in."],
+        "opposition": ["No."],
+        "observer": [{"vote": "keep", "reason": f"Fine{ESCAPES}"}],
+        "moderator": ["Done."],
+    }
+    run = await run_debate(
+        tmp_path,
+        script=script,
+        topic=f"Ban cars?{ESCAPES}",
+        options={"rounds": 1, "exchanges_per_round": 1},
+    )
+    assert run.record is not None and "\x1b" not in run.record.topic  # cleaned when accepted
+    console = Console(record=True, width=100, color_system=None, file=io.StringIO())
+    sink = ConsoleSink(console, interactive=False)
+    sink.show_history(run.stored)
+    shown = console.export_text()
+    assert "Cars out." in shown and "People in." in shown
+    assert not any(c in shown for c in "\x1b\x07\x9b")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import discord
 import pytest
 from simcord import InteractionResult
+from simcord.backend.errors import OptionError
 
 from core.events import DebateCompleted, VotingClosed
 from tests.adapters.discord.conftest import SCRIPT, TOPIC, World, card, cards
@@ -28,13 +30,6 @@ async def _nothing_started(world: World, debates_before: int = 0) -> None:
     ("options", "text"),
     [
         ({"topic": "   "}, 'The topic is empty: give the motion to debate, e.g. "Should cities ban cars?"'),
-        ({"topic": "x" * 301}, "The topic is 301 characters long; the limit is 300."),
-        ({"duration": 5}, "duration must be at least 30 (got 5)"),
-        ({"exchanges": 0}, "exchanges must be at least 1 (got 0)"),
-        (
-            {"exchanges": 11, "duration": 99999},
-            "duration must be at most 7200 (got 99999); exchanges must be at most 10 (got 11)",
-        ),
         (
             {"format": "oxford", "duration": 60},
             "An oxford debate doesn't take `duration` (arena takes it). It takes `humans`.",
@@ -58,6 +53,68 @@ async def test_bad_input_is_refused_privately(world: World, options: dict[str, A
     _refused(result, text)
     assert world.channel.threads == []
     await _nothing_started(world)
+
+
+@pytest.mark.parametrize(
+    ("options", "complaint"),
+    [
+        ({"topic": "x" * 301}, "'topic' of 'debate start' must be at most 300 characters"),
+        ({"duration": 5}, "'duration' of 'debate start' must be ≥ 30"),
+        ({"duration": 99999}, "'duration' of 'debate start' must be ≤ 7200"),
+        ({"exchanges": 0}, "'exchanges' of 'debate start' must be ≥ 1"),
+        ({"exchanges": 11}, "'exchanges' of 'debate start' must be ≤ 10"),
+    ],
+)
+async def test_the_command_declares_its_limits_so_the_client_enforces_them(
+    world: World, options: dict[str, Any], complaint: str
+) -> None:
+    with pytest.raises(OptionError, match=complaint):
+        await world.start(**options)
+    assert world.channel.threads == []
+    await _nothing_started(world)
+
+
+async def test_transcript_ids_autocomplete_to_the_debates_one_can_see(world: World) -> None:
+    hidden = world.guild.create_text_channel(
+        "staff",
+        overwrites={
+            world.guild.default_role: discord.PermissionOverwrite(view_channel=False),
+            world.alice: discord.PermissionOverwrite(view_channel=True),
+            world.guild.me: discord.PermissionOverwrite(view_channel=True),
+        },
+    )
+    await world.start(topic="Should cities ban cars?")
+    seen = await world.latest()
+    await world.env.advance_time(60)
+    await world.start(channel=hidden, topic="Staff pay next year?")
+    secret = await world.latest()
+
+    commands = world.bot.debate_commands
+    for member, expected in ((world.bob, [seen.id]), (world.alice, [secret.id, seen.id])):
+        interaction = await _autocomplete_ask(world, member)
+        choices = await commands.transcript_choices(interaction, "")  # type: ignore[arg-type]
+        assert [c.value for c in choices] == expected
+    alice = await _autocomplete_ask(world, world.alice)
+    only = await commands.transcript_choices(alice, "staff")  # type: ignore[arg-type]
+    assert [c.name for c in only] == [f"{secret.id} · Staff pay next year?"]
+
+
+@dataclass
+class _AutocompleteAsk:
+    """What autocompletion reads from its interaction: the server and the member typing
+    (simcord runs no autocomplete requests, so the handler is called with the bot's real objects)."""
+
+    guild: discord.Guild
+    guild_id: int
+    user: discord.Member
+
+
+async def _autocomplete_ask(world: World, member: Any) -> _AutocompleteAsk:
+    guild = world.bot.get_guild(world.guild.id)
+    assert guild is not None
+    return _AutocompleteAsk(
+        guild, guild.id, guild.get_member(member.id) or await guild.fetch_member(member.id)
+    )
 
 
 async def test_a_second_debate_in_the_same_channel_is_refused(world: World) -> None:

@@ -172,7 +172,9 @@ OXFORD: dict[str, Any] = {
 }
 
 
-@pytest.mark.rostra(script=OXFORD, formats={"oxford": {"max_rounds": 2, "human_window": WINDOW}})
+@pytest.mark.rostra(
+    script=OXFORD, limits={"max_rounds": 2}, formats={"oxford": {"max_rounds": 2, "human_window": WINDOW}}
+)
 async def test_oxford_audience_cards_turns_verdicts_and_closing(world: World) -> None:
     await world.start(format="oxford")
     thread = world.thread()
@@ -297,12 +299,15 @@ async def test_council_proposals_tie_among_the_tied_only_result_and_closing(worl
         f" within {WINDOW} s; the card says which proposals are tied."
     )
     ballot = card(thread, "🗳️")
-    assert [str(r.emoji) for r in ballot.reactions] == ["1️⃣", "2️⃣", "3️⃣", "4️⃣"]
+    assert ballot.reactions == []  # no window yet: Rostra seeds the ballot only when people may vote
     assert "🧮 **Ada Quill** — *thinking…*" in _body(ballot)  # her vote takes a while
     await world.alice.react(ballot, "3️⃣")  # before the window: remembered
     await world.alice.react(ballot, "2️⃣")  # her newest, but 2️⃣ will not be tied: 3️⃣ stands
 
     await world.env.advance_time(10)  # Ada votes: a tie between 1️⃣ and 3️⃣; people decide
+    seeded = card(thread, "🗳️").reactions
+    # only the tied options are seeded (3️⃣ also carries Alice's early reaction, 2️⃣ only hers)
+    assert {str(r.emoji): r.count for r in seeded} == {"3️⃣": 2, "2️⃣": 1, "1️⃣": 1}
     live = _body(card(thread, "🗳️"))
     assert live.startswith(
         "🧮 **Ada Quill** → 1️⃣ Ada Quill's proposal — It pays for itself.\n"

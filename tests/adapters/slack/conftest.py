@@ -90,6 +90,15 @@ def mention_event(
     return event
 
 
+_last_event_ts = [0.0]
+
+
+def _event_ts() -> str:
+    """Now, strictly later than any event time given before (reactions are ordered by it)."""
+    _last_event_ts[0] = max(time.time(), _last_event_ts[0] + 0.000001)
+    return f"{_last_event_ts[0]:.6f}"
+
+
 def reaction_event(added: bool, user: str, name: str, ts: str, channel: str = CHANNEL) -> dict[str, Any]:
     return {
         "type": "reaction_added" if added else "reaction_removed",
@@ -97,7 +106,7 @@ def reaction_event(added: bool, user: str, name: str, ts: str, channel: str = CH
         "reaction": name,
         "item_user": BOT_USER,
         "item": {"type": "message", "channel": channel, "ts": ts},
-        "event_ts": f"{time.time():.6f}",
+        "event_ts": _event_ts(),
     }
 
 
@@ -114,7 +123,7 @@ def slash_fields(text: str, *, user: str, channel: str, response_url: str) -> di
         "text": text,
         "api_app_id": "A0001",
         "response_url": response_url,
-        "trigger_id": "1.2.3",
+        "trigger_id": f"{int(time.time())}.{uuid.uuid4().int % 10**12}.{uuid.uuid4().hex[:16]}",
     }
 
 
@@ -157,10 +166,14 @@ class Harness:
     ) -> None:
         await self.event(mention_event(text, user=user, channel=channel, thread_ts=thread_ts, files=files))
 
-    async def slash(self, text: str, *, user: str = ALICE, channel: str = CHANNEL) -> SlashReply:
+    async def slash(
+        self, text: str, *, user: str = ALICE, channel: str = CHANNEL, trigger_id: str | None = None
+    ) -> SlashReply:
         fields = slash_fields(
             text, user=user, channel=channel, response_url=f"{self.api.root}/respond/{user}"
         )
+        if trigger_id is not None:
+            fields["trigger_id"] = trigger_id
         started = time.perf_counter()
         response = await self.post(urlencode(fields), "application/x-www-form-urlencoded")
         seconds = time.perf_counter() - started

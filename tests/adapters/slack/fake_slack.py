@@ -36,7 +36,7 @@ DROP = 0  # fail_next(status=DROP): close the connection without answering
 DROP_AFTER = -1  # fail_next(status=DROP_AFTER): carry the call out, then close without answering
 SCOPES = (
     "app_mentions:read,channels:history,groups:history,chat:write,chat:write.customize,commands,files:read,files:write,reactions:read,"
-    "reactions:write,usergroups:read"
+    "reactions:write,usergroups:read,channels:read,groups:read"
 )
 
 
@@ -99,6 +99,7 @@ class FakeSlack:
         self.responses: list[dict[str, Any]] = []  # posts to slash commands' response_url
         self.reactions: dict[tuple[str, str], dict[str, list[str]]] = {}  # (channel, ts) → name → users
         self.usergroups: dict[str, list[str]] = {}
+        self.channel_creators: dict[str, str] = {}  # channel → its creator (conversations.info)
         self.files: dict[str, dict[str, Any]] = {}  # uploaded by the app
         self.shared: dict[str, tuple[dict[str, Any], bytes]] = {}  # shared by people: file → (info, bytes)
         self.downloads: list[Call] = []  # GETs of shared files' URLs
@@ -442,6 +443,13 @@ class FakeSlack:
         if group not in self.usergroups:
             return {"ok": False, "error": "no_such_subteam"}
         return {"ok": True, "users": self.usergroups[group]}
+
+    def _conversations_info(self, a: dict[str, Any]) -> dict[str, Any]:
+        channel = a.get("channel", "")
+        return {
+            "ok": True,
+            "channel": {"id": channel, "creator": self.channel_creators.get(channel, "UNOBODY")},
+        }
 
     def _files_info(self, a: dict[str, Any]) -> dict[str, Any]:
         shared = self.shared.get(a.get("file", ""))

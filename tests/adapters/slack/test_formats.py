@@ -218,7 +218,9 @@ OXFORD_SCRIPT: dict[str, Any] = {
 
 async def test_oxford_in_full(tmp_path: Path, api: FakeSlack) -> None:
     clock = HeldClock(hold=HOLD)
-    async with open_harness(tmp_path, api, script=OXFORD_SCRIPT, clock=clock) as slack:
+    async with open_harness(
+        tmp_path, api, script=OXFORD_SCRIPT, clock=clock, limits={"max_rounds": 2}
+    ) as slack:
         await slack.mention("debate Should cities ban cars? format=oxford rounds=2 human_window=10")
         handle = await slack.wait_running()
 

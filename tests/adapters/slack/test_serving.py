@@ -66,7 +66,9 @@ async def test_an_event_over_the_socket_is_acked_and_starts_a_debate(tmp_path: P
 async def test_missing_scopes_are_named_at_startup(
     slack: Harness, api: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
-    api.scopes = "app_mentions:read,chat:write,commands,reactions:read,reactions:write"
+    api.scopes = (
+        "app_mentions:read,chat:write,commands,reactions:read,reactions:write,channels:read,groups:read"
+    )
     with caplog.at_level(logging.WARNING, logger="adapters.slack.serve"):
         assert await check_token(slack.app) == "Rostra Test"
     missing = (

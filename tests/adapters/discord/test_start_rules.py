@@ -1,0 +1,74 @@
+"""`/debate start` asks only for the permissions this debate needs, refuses late failures privately
+with the real reason, and shows a topic's Markdown as written."""
+
+from __future__ import annotations
+
+import discord
+import pytest
+
+from tests.adapters.discord.conftest import World
+
+
+def _locked(world: World, **denied: bool) -> discord.PermissionOverwrite:
+    return discord.PermissionOverwrite(**{name: not value for name, value in denied.items()})
+
+
+@pytest.mark.parametrize(
+    ("options", "refused"),
+    [
+        ({"humans": "off"}, False),  # nobody votes with reactions
+        ({"format": "panel", "document1": ("notes.md", b"# Notes\n\nTrams carry 41 million riders.")}, False),
+        ({"humans": "vote"}, True),
+        ({"format": "oxford", "humans": "vote"}, True),
+    ],
+)
+async def test_add_reactions_is_asked_for_only_when_people_vote(
+    world: World, options: dict[str, str], refused: bool
+) -> None:
+    channel = world.guild.create_text_channel(
+        "no-reactions", overwrites={world.guild.me: discord.PermissionOverwrite(add_reactions=False)}
+    )
+    result = await world.start(channel=channel, **options)
+    if refused:
+        assert result.ephemeral and result.response is not None
+        assert "Add Reactions" in result.response.content
+        assert channel.threads == []
+    else:
+        assert len(channel.threads) == 1, result.response
+
+
+async def test_attach_files_is_not_asked_for_an_arena(world: World) -> None:
+    channel = world.guild.create_text_channel(
+        "no-files", overwrites={world.guild.me: discord.PermissionOverwrite(attach_files=False)}
+    )
+    assert not (await world.start(channel=channel)).ephemeral
+    refused = await world.start(
+        world.bob, channel, format="panel", document1=("notes.md", b"# Notes\n\nText.")
+    )
+    assert refused.ephemeral and refused.response is not None
+    assert "Attach Files" in refused.response.content
+
+
+async def test_a_late_refusal_is_private_and_says_what_happened(world: World) -> None:
+    world.env.inject_error("POST", "/channels/*/threads", status=500, code=0, message="Internal Server Error")
+
+    result = await world.start()
+
+    assert result.response is None  # the public "thinking…" reply was withdrawn
+    [told] = result.followups
+    assert told.ephemeral
+    assert told.content.startswith("Discord refused to open a thread here (500")
+    assert "permission" not in told.content
+    assert world.channel.threads == []
+    assert await world.rt.store.list_debates(5) == []
+
+
+async def test_a_topics_markdown_is_shown_as_written(world: World) -> None:
+    topic = "Is **bold** [a link](https://evil.example) ok?"
+
+    result = await world.start(topic=topic)
+
+    [reply] = result.followups or [result.response]
+    assert reply is not None
+    assert "\\*\\*bold\\*\\*" in reply.content and "**bold**" not in reply.content.replace("\\*", "")
+    assert "\\[a link](https://evil.example)" in reply.content  # a masked link no more

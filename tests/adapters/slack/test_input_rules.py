@@ -1,0 +1,114 @@
+"""Slack input rules: bounded numbers, replayed slash commands, redelivered and late reactions,
+invisible topics."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.session import DebateHandle
+from tests.adapters.slack.clocks import HeldClock
+from tests.adapters.slack.conftest import (
+    ALICE,
+    CHANNEL,
+    SCRIPT,
+    Harness,
+    envelope,
+    open_harness,
+    reaction_event,
+)
+from tests.adapters.slack.fake_slack import FakeSlack
+
+HOLD = 5.0
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("Cars? duration=" + "9" * 4400, "duration"),
+        ("Cars? rounds=" + "9" * 4400, "rounds"),
+        ("Cars? duration=" + "1" * 40 + "m", "duration"),
+    ],
+)
+async def test_huge_numbers_are_refused_in_one_short_line(slack: Harness, text: str, says: str) -> None:
+    reply = await slack.slash(text)
+    assert reply.status == 200
+    said = str(reply.body["text"])
+    assert says in said and len(said) < 300 and "\n" not in said
+    assert await slack.rt.store.list_debates() == []
+
+
+async def test_a_replayed_slash_command_starts_nothing_more(slack: Harness) -> None:
+    first = await slack.slash("Should cities ban cars?", trigger_id="13345224609.738474920.8088930838d")
+    again = await slack.slash("Should cities ban cars?", trigger_id="13345224609.738474920.8088930838d")
+    assert first.body["text"].startswith("Starting a debate")
+    assert again.status == 200 and not again.body.get("text")
+    await slack.wait_running()
+    await slack.settle()
+    assert len(await slack.rt.store.list_debates()) == 1
+
+
+@pytest.mark.parametrize("topic", ["\u200b\u200b", "\u2060 \ufeff", "\u200b\u3164"])
+async def test_a_topic_with_nothing_visible_is_empty(slack: Harness, topic: str) -> None:
+    reply = await slack.slash(topic)
+    assert "The topic is empty" in reply.body["text"]
+    assert await slack.rt.store.list_debates() == []
+
+
+def _tie_script() -> dict[str, Any]:
+    def vote(choice: str) -> dict[str, Any]:
+        return {"vote": choice, "reason": f"I say {choice}.", "delay": HOLD + 1}
+
+    return {**SCRIPT, "observer": [vote("keep"), vote("keep"), vote("replace"), vote("replace")]}
+
+
+def _people(handle: DebateHandle) -> dict[str, str]:
+    return {voter: vote.choice for voter, vote in handle.state.ballots["v1"].human_votes.items()}
+
+
+async def test_redelivered_and_late_reactions_do_not_undo_a_changed_vote(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    clock = HeldClock(hold=HOLD)
+    async with open_harness(tmp_path, api, script=_tie_script(), clock=clock) as slack:
+        await slack.mention("debate Should cities ban cars?")
+        handle = await slack.wait_running()
+        await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2 and clock.waiting == 4)
+        card = api.calls_to("reactions.add")[0].args["timestamp"]
+        await clock.release(4)
+        await api.wait_until(lambda: handle.human_vote_open("v1"))
+
+        keep = reaction_event(True, ALICE, "white_check_mark", card)
+        api.react(CHANNEL, card, "white_check_mark", ALICE)
+        first = envelope(keep)
+        await slack.post(json.dumps(first), "application/json")
+        await api.wait_until(lambda: _people(handle) == {ALICE: "keep"})
+        late_removal = reaction_event(False, ALICE, "x", card)  # made now, delivered after the change
+
+        await slack.react(ALICE, "x", card)  # Alice changes her mind
+        await api.wait_until(lambda: _people(handle) == {ALICE: "replace"})
+
+        await slack.post(json.dumps(first), "application/json")  # Slack redelivers the ✅ event
+        await slack.post(json.dumps(envelope(late_removal)), "application/json")  # an older ❌ removal
+        await asyncio.sleep(0.2)
+        assert _people(handle) == {ALICE: "replace"}
+        await clock.release()
+        await slack.settle()
+
+
+async def test_every_mrkdwn_text_object_is_verbatim(slack: Harness) -> None:
+    await slack.mention("debate Should @channel ban cars? Ask @here")
+    await slack.wait_running()
+    await slack.settle()
+    texts = [
+        obj
+        for message in slack.api.posted
+        for block in message.get("blocks") or []
+        for obj in [block.get("text"), *block.get("elements", [])]
+        if isinstance(obj, dict) and obj.get("type") == "mrkdwn"
+    ]
+    assert texts and all(obj.get("verbatim") is True for obj in texts)
