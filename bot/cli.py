@@ -165,7 +165,7 @@ def _models(args: argparse.Namespace, secrets: Any) -> tuple[Any, str | None]:
         model.update(script=args.script)
         return _load(args, {"model": model}), f"Scripted rehearsal from {args.script}."
     if args.model:
-        model.update(default=args.model, roles={})
+        model.update(default=args.model, roles={}, ballots=None)
         return _load(args, {"model": model}), None
     config = _load(args, {"model": model})
     wanted = [config.model.default, *config.model.roles.values()]

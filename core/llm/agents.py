@@ -19,6 +19,8 @@ from pydantic import BaseModel
 from core.errors import ModelCallError
 from core.llm.memo import CallMemo
 from core.models import TokenUsage
+from core.pricing import priced
+from core.settings import ModelPrice
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -56,13 +58,26 @@ class PersonaAgent:
     """One persona in one role. With a memo, a call made before (a resumed debate) is not made again."""
 
     def __init__(
-        self, agent: Agent, *, label: str, timeout: float, memo: CallMemo | None = None, key: str = ""
+        self,
+        agent: Agent,
+        *,
+        label: str,
+        timeout: float,
+        memo: CallMemo | None = None,
+        key: str = "",
+        model_name: str = "",
+        price: ModelPrice | None = None,
     ) -> None:
         self._agent = agent
         self.label = label
         self._timeout = timeout
         self._memo = memo
         self._key = key or label
+        self.model_name = model_name
+        self._price = price
+
+    def _priced(self, usage: TokenUsage) -> TokenUsage:
+        return priced(usage, self.model_name, self._price)
 
     @property
     def agent(self) -> Agent:
@@ -145,7 +160,8 @@ class PersonaAgent:
         text = "".join(parts).strip()
         if not text:
             raise ModelCallError(self.label, "the model returned no text")
-        return SpokenTurn(text=text, usage=usage_of(final) if final is not None else TokenUsage())
+        usage = usage_of(final) if final is not None else TokenUsage()
+        return SpokenTurn(text=text, usage=self._priced(usage))
 
     async def _decide_live(self, prompt: str, schema: type[T]) -> Decision[T]:
         try:
@@ -157,7 +173,7 @@ class PersonaAgent:
             raise ModelCallError(self.label, f"unexpected reply {type(output).__name__}")
         if output.status == RunStatus.error:
             raise ModelCallError(self.label, str(output.content or "model error"))
-        usage = usage_of(output)
+        usage = self._priced(usage_of(output))
         if isinstance(output.content, schema):
             return Decision(value=output.content, raw=output.content.model_dump_json(), usage=usage)
         return Decision(value=None, raw=str(output.content or ""), usage=usage)

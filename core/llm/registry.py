@@ -70,6 +70,14 @@ def parse_model_string(value: str) -> ModelChoice:
     return ModelChoice(provider, model_id)
 
 
+_CLAUDE_5 = re.compile(r"^claude-(sonnet|opus|haiku|fable|mythos)-5(\b|-)")
+
+
+def is_claude_5(model_id: str) -> bool:
+    """Claude 5.x: sampling parameters are refused, thinking is adaptive and `effort` steers it."""
+    return bool(_CLAUDE_5.match(model_id.strip().lower()))
+
+
 def _install_hint(exc: ImportError) -> str:
     """agno's own ImportErrors name the pip command; otherwise use the missing module's name."""
     found = re.search(r"pip install ([\w\-\[\]\.=<>]+)", str(exc))
@@ -124,7 +132,8 @@ class ModelRegistry:
 
     def check_roles(self, roles: list[str]) -> None:
         for role in roles:
-            self.check(self.settings.model_for(role))
+            for kind in ("turn", "vote"):
+                self.check(self.settings.model_for(role, kind))
 
     def check_research(self) -> None:
         """Research tools need TAVILY_API_KEY and the `research` extra (tavily-python)."""
@@ -189,11 +198,15 @@ class ModelRegistry:
             params: dict[str, Any] = {}
             if s.anthropic_base_url:
                 params["base_url"] = s.anthropic_base_url
+            fifth = is_claude_5(choice.model_id)
+            effort = s.effort.get(kind) if fifth else None
             return Claude(
                 id=choice.model_id,
                 api_key=self._anthropic_key,
                 max_tokens=max_tokens,
-                temperature=temperature,
+                # Claude 5 models refuse a non-default temperature (400); their effort is the lever.
+                temperature=None if fifth else temperature,
+                output_config={"effort": effort} if effort else None,
                 cache_system_prompt=True,
                 client_params=params or None,
             )
@@ -240,7 +253,8 @@ class DebateModels:
         if found is not None:
             return found
         settings = self._registry.settings
-        choice = parse_model_string(settings.model_for(role))
+        model_string = settings.model_for(role, kind)
+        choice = parse_model_string(model_string)
         model = self._registry.build_model(
             choice,
             persona=persona,
@@ -267,6 +281,8 @@ class DebateModels:
             timeout=settings.call_timeout,
             memo=self.memo,
             key=f"{persona.id}|{role}|{kind}",
+            model_name=str(choice),
+            price=settings.price_of(str(choice)),
         )
         self._agents[key] = made
         return made
