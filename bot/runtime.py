@@ -19,6 +19,7 @@ from core.ports import Binding, DebateRecord, EventSink
 from core.session import DebateHandle
 from core.settings import CoreSettings
 from core.spec import DebateSpec
+from core.spending import seed_from_store
 from core.storage.sqlite import SQLiteStore, open_store
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class Runtime:
             settings=self.core, store=self._store, models=self.models, clock=self.clock
         )
         self._admission = Admission(self._manager, self.clock, self.core.limits)
+        await seed_from_store(self._manager.spending, self._store)  # today's spend survives a restart
         return self
 
     async def __aexit__(

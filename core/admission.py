@@ -37,6 +37,7 @@ class Admission:
                 f"This server already has {len(in_scope)} debates running (the limit is"
                 f" {self._limits.max_debates_per_scope}); try again when one ends."
             )
+        self._manager.spending.check(platform=platform, scope=scope)  # daily budgets in money (core.spending)
         last = self._last_start.get((platform, user))
         if last is not None:
             wait = self._limits.user_cooldown - (self._clock.now() - last)

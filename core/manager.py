@@ -18,11 +18,13 @@ from core.events import CompletionReason, DebateCompleted, Event, Notice
 from core.formats import FORMATS, DebateFormat, Outcome
 from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
+from core.observe import DebateTags, EventObserver, ObservedSink
 from core.ports import Binding, DebateRecord, EventSink, Store
 from core.replay import Replay
 from core.session import STATUS_OF_REASON, DebateHandle, DebateSession
 from core.settings import CoreSettings
 from core.spec import DebateSpec, clean_topic
+from core.spending import SpendLedger
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +88,9 @@ class DebateManager:
         self.clock = clock
         self.formats = dict(formats)
         self._sessions: dict[str, DebateSession] = {}
+        # Operations (issue 13): the daily spend ledger and whatever else watches the events.
+        self.spending = SpendLedger(settings.limits)
+        self.observers: list[EventObserver] = [self.spending]
 
     def prepare(self, spec: DebateSpec) -> PreparedDebate:
         """Check a request without starting it. Raises SpecError or ModelConfigError."""
@@ -116,9 +121,11 @@ class DebateManager:
             options=options,
             settings=self.settings,
             store=self.store,
-            sink=sink,
+            sink=ObservedSink(
+                sink, self.observers, DebateTags(debate_id, spec.format, binding.platform, binding.scope)
+            ),
             clock=self.clock,
-            models=self.models.for_debate(seed=seed, topic=spec.topic, memo=memo),
+            models=self.models.for_debate(seed=seed, topic=spec.topic, memo=memo, debate_id=debate_id),
             seed=seed,
             replay=replay,
         )
@@ -207,6 +214,7 @@ class DebateManager:
         debate_id = new_debate_id()
         seed = seed if seed is not None else random.SystemRandom().randrange(1, 2**31)
         binding = binding or Binding()
+        self.spending.check(platform=binding.platform, scope=binding.scope)  # daily budgets (money)
         now = datetime.now(UTC)
         await self.store.create_debate(
             DebateRecord(

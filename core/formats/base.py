@@ -63,7 +63,10 @@ class DebateContext:
 
     def budget_spent(self) -> bool:
         budget = self.settings.limits.max_tokens_per_debate
-        return budget > 0 and self.state.tokens.total >= budget
+        money = self.settings.limits.max_cost_per_debate  # US dollars (core.pricing)
+        return (budget > 0 and self.state.tokens.total >= budget) or (
+            money > 0 and self.state.tokens.cost_usd >= money
+        )
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ this wrapper turns both into `ModelCallError` so the engine can retry or fall ba
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -19,12 +20,25 @@ from pydantic import BaseModel
 from core.errors import ModelCallError
 from core.llm.memo import CallMemo
 from core.models import TokenUsage
+from core.observe import CallObserver, ModelCall, notify_call
 from core.pricing import priced
 from core.settings import ModelPrice
 
 T = TypeVar("T", bound=BaseModel)
 
 DeltaCallback = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class CallLabels:
+    """What a model call is labelled with for metrics and traces."""
+
+    debate_id: str = ""
+    provider: str = ""
+    model: str = ""
+    role: str = ""
+    kind: str = ""
+    persona: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,8 @@ class PersonaAgent:
         key: str = "",
         model_name: str = "",
         price: ModelPrice | None = None,
+        call: CallLabels | None = None,
+        observers: Sequence[CallObserver] = (),
     ) -> None:
         self._agent = agent
         self.label = label
@@ -75,6 +91,40 @@ class PersonaAgent:
         self._key = key or label
         self.model_name = model_name
         self._price = price
+        self._call = call or CallLabels(model=model_name)
+        self._observers = observers
+
+    def _report(
+        self,
+        started: float,
+        *,
+        first_token: float | None = None,
+        usage: TokenUsage | None = None,
+        error: str | None = None,
+        prompt: str = "",
+        reply: str = "",
+    ) -> None:
+        if not self._observers:
+            return
+        c = self._call
+        notify_call(
+            self._observers,
+            ModelCall(
+                debate_id=c.debate_id,
+                provider=c.provider,
+                model=c.model,
+                role=c.role,
+                kind=c.kind,
+                persona=c.persona,
+                started=started,
+                ended=time.time(),
+                first_token=first_token,
+                usage=usage or TokenUsage(),
+                error=error,
+                prompt=prompt,
+                reply=reply,
+            ),
+        )
 
     def _priced(self, usage: TokenUsage) -> TokenUsage:
         return priced(usage, self.model_name, self._price)
@@ -110,11 +160,23 @@ class PersonaAgent:
             if not recalled["ok"]:
                 raise ModelCallError(self.label, recalled["error"])
             return SpokenTurn(text=recalled["text"], usage=TokenUsage(**recalled["usage"]))
+        started = time.time()
+        first: list[float] = []
+
+        async def timed(delta: str) -> None:
+            if not first:
+                first.append(time.time())
+            await on_delta(delta)
+
         try:
-            turn = await self._speak_live(prompt, on_delta)
+            turn = await self._speak_live(prompt, timed)
         except Exception as exc:
+            self._report(started, first_token=first[0] if first else None, error=_reason(exc), prompt=prompt)
             await self._remember(n, {"ok": False, "error": _reason(exc)})
             raise
+        self._report(
+            started, first_token=first[0] if first else None, usage=turn.usage, prompt=prompt, reply=turn.text
+        )
         await self._remember(n, {"ok": True, "text": turn.text, "usage": turn.usage.model_dump()})
         return turn
 
@@ -127,11 +189,14 @@ class PersonaAgent:
             parsed = recalled["parsed"]
             value = schema.model_validate_json(parsed) if parsed is not None else None
             return Decision(value=value, raw=recalled["raw"], usage=TokenUsage(**recalled["usage"]))
+        started = time.time()
         try:
             decision = await self._decide_live(prompt, schema)
         except Exception as exc:
+            self._report(started, error=_reason(exc), prompt=prompt)
             await self._remember(n, {"ok": False, "error": _reason(exc)})
             raise
+        self._report(started, usage=decision.usage, prompt=prompt, reply=decision.raw)
         parsed_json = decision.value.model_dump_json() if decision.value is not None else None
         await self._remember(
             n, {"ok": True, "raw": decision.raw, "parsed": parsed_json, "usage": decision.usage.model_dump()}

@@ -28,10 +28,11 @@ from agno.models.utils import MODEL_PROVIDER_CLASSES  # noqa: E402
 
 from core.clock import Clock  # noqa: E402
 from core.errors import ModelConfigError  # noqa: E402
-from core.llm.agents import PersonaAgent  # noqa: E402
+from core.llm.agents import CallLabels, PersonaAgent  # noqa: E402
 from core.llm.memo import CallMemo  # noqa: E402
 from core.llm.scripted import Script, ScriptedModel  # noqa: E402
 from core.models import Persona  # noqa: E402
+from core.observe import CallObserver  # noqa: E402
 from core.settings import ModelSettings, ResearchSettings  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,7 @@ class ModelRegistry:
         self._anthropic_key = anthropic_api_key
         self._tavily_key = tavily_api_key
         self._script = script
+        self.observers: list[CallObserver] = []  # told about every live model call (metrics, traces)
         if script is None and settings.script:
             self._script = Script.load(settings.script)
 
@@ -163,9 +165,11 @@ class ModelRegistry:
             )
         ]
 
-    def for_debate(self, *, seed: int, topic: str, memo: CallMemo | None = None) -> DebateModels:
+    def for_debate(
+        self, *, seed: int, topic: str, memo: CallMemo | None = None, debate_id: str = ""
+    ) -> DebateModels:
         script = self._script.copy() if self._script is not None else None
-        return DebateModels(self, script=script, seed=seed, topic=topic, memo=memo)
+        return DebateModels(self, script=script, seed=seed, topic=topic, memo=memo, debate_id=debate_id)
 
     def build_model(
         self,
@@ -231,8 +235,10 @@ class DebateModels:
         seed: int,
         topic: str,
         memo: CallMemo | None = None,
+        debate_id: str = "",
     ) -> None:
         self._registry = registry
+        self.debate_id = debate_id
         self.memo = memo
         self.script = script
         self.seed = seed
@@ -283,6 +289,15 @@ class DebateModels:
             key=f"{persona.id}|{role}|{kind}",
             model_name=str(choice),
             price=settings.price_of(str(choice)),
+            call=CallLabels(
+                debate_id=self.debate_id,
+                provider=choice.provider,
+                model=choice.model_id,
+                role=role,
+                kind=kind,
+                persona=persona.id,
+            ),
+            observers=self._registry.observers,
         )
         self._agents[key] = made
         return made
