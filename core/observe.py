@@ -55,6 +55,8 @@ class ModelCall:
     error: str | None = None
     prompt: str = ""
     reply: str = ""
+    prefix_tokens: int = 0
+    """Estimated tokens of the stable prefix it sent (system prompt + transcript so far)."""
 
     @property
     def seconds(self) -> float:

@@ -84,8 +84,22 @@ class LimitsSettings(_Section):
 
 
 class ContextSettings(_Section):
-    """How much of the transcript each prompt sees (bounded, whatever the debate's length)."""
+    """How much of the transcript each prompt sees.
 
+    `bounded`: the last few turns verbatim and a capped digest of older ones (flat input, no reuse).
+    `transcript`: the turns since the last fold verbatim (at least `recent_turns`, at most
+    `recent_turns + window - 1`) after a digest of the older ones, append-only between folds, so
+    each prompt extends the one before it and the provider's prompt cache serves the repeated
+    prefix (see docs/benchmarks.md for the comparison).
+    """
+
+    strategy: Literal["bounded", "transcript"] = "bounded"
+    window: int = Field(
+        16,
+        ge=2,
+        le=200,
+        description="transcript: turns between the points where older turns fold into the digest",
+    )
     recent_turns: int = Field(4, ge=1, le=20)
     max_turn_chars: int = Field(1200, ge=100)
     digest_lines: int = Field(10, ge=0, le=50)

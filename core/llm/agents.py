@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from agno.agent import Agent
+from agno.models.message import Message
 from agno.run.agent import RunContentEvent, RunErrorEvent, RunOutput
 from agno.run.base import RunStatus
 from pydantic import BaseModel
 
 from core.errors import ModelCallError
+from core.llm.caching import cache_blocks, cacheable_prefix
 from core.llm.memo import CallMemo
 from core.models import TokenUsage
 from core.observe import CallObserver, ModelCall, notify_call
@@ -39,6 +41,8 @@ class CallLabels:
     role: str = ""
     kind: str = ""
     persona: str = ""
+    cache_transcript: bool = False
+    """Send the transcript as content blocks with a cache breakpoint (providers that honour it)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class PersonaAgent:
         if not self._observers:
             return
         c = self._call
+        system = self._agent.system_message if isinstance(self._agent.system_message, str) else ""
         notify_call(
             self._observers,
             ModelCall(
@@ -123,8 +128,14 @@ class PersonaAgent:
                 error=error,
                 prompt=prompt,
                 reply=reply,
+                prefix_tokens=cacheable_prefix(system, prompt),
             ),
         )
+
+    def _input(self, prompt: str) -> str | Message:
+        """The prompt as the model gets it: with the transcript in cacheable blocks where that pays."""
+        blocks = cache_blocks(prompt) if self._call.cache_transcript else None
+        return prompt if blocks is None else Message(role="user", content=blocks)
 
     def _priced(self, usage: TokenUsage) -> TokenUsage:
         return priced(usage, self.model_name, self._price)
@@ -208,7 +219,7 @@ class PersonaAgent:
         final: RunOutput | None = None
         try:
             async with asyncio.timeout(self._timeout):
-                stream = self._agent.arun(prompt, stream=True, yield_run_output=True)
+                stream = self._agent.arun(self._input(prompt), stream=True, yield_run_output=True)
                 async for item in stream:
                     if isinstance(item, RunContentEvent):
                         if isinstance(item.content, str) and item.content:
@@ -231,7 +242,7 @@ class PersonaAgent:
     async def _decide_live(self, prompt: str, schema: type[T]) -> Decision[T]:
         try:
             async with asyncio.timeout(self._timeout):
-                output: Any = await self._agent.arun(prompt, output_schema=schema)
+                output: Any = await self._agent.arun(self._input(prompt), output_schema=schema)
         except TimeoutError:
             raise ModelCallError(self.label, f"no reply within {self._timeout:.0f} s") from None
         if not isinstance(output, RunOutput):

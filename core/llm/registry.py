@@ -296,6 +296,8 @@ class DebateModels:
                 role=role,
                 kind=kind,
                 persona=persona.id,
+                # A breakpoint pays from the second call that repeats the prefix: not on one-off summaries.
+                cache_transcript=choice.provider == "anthropic" and kind != "summary",
             ),
             observers=self._registry.observers,
         )
