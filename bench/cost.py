@@ -130,7 +130,6 @@ async def main(windows: list[int]) -> None:
                 f" ${r.debate_cost:.4f} | {r.calls} |"
             )
 
-
     print()
     print("Ballots on Sonnet 5.5 instead of Haiku 5.5 (transcript, window 16):")
     for turns in SHAPES:

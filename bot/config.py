@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from adapters.discord.settings import DiscordSettings
 from adapters.slack.settings import SlackSettings
+from bot.ops_settings import MetricsSettings, TracingSettings
 from core.models import Persona
 from core.settings import (
     ContextSettings,
@@ -46,6 +47,7 @@ class LoggingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     level: str = "INFO"
+    format: Literal["text", "json"] = "text"
 
 
 class Secrets(BaseSettings):
@@ -98,6 +100,8 @@ class Config(BaseSettings):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from bot.config import Config, Secrets, load_secrets
+from bot.operations import Operations
 from core.admission import Admission
 from core.clock import Clock, RealClock
 from core.events import Event
@@ -59,6 +60,7 @@ class Runtime:
         self._store: SQLiteStore | None = None
         self._manager: DebateManager | None = None
         self._admission: Admission | None = None
+        self.operations: Operations | None = None
 
     async def __aenter__(self) -> Runtime:
         self._store = await open_store(self.config.storage.url)
@@ -67,6 +69,10 @@ class Runtime:
         )
         self._admission = Admission(self._manager, self.clock, self.core.limits)
         await seed_from_store(self._manager.spending, self._store)  # today's spend survives a restart
+        self.operations = Operations(
+            self.config, manager=self._manager, models=self.models, store=self._store
+        )
+        await self.operations.start()  # metrics, health, traces (issue 13)
         return self
 
     async def __aexit__(
@@ -77,6 +83,9 @@ class Runtime:
     async def aclose(self) -> None:
         if self._manager is not None:
             await self._manager.aclose()
+        if self.operations is not None:
+            await self.operations.aclose()
+            self.operations = None
         if self._store is not None:
             await self._store.close()
             self._store = None

@@ -17,6 +17,7 @@ from adapters.discord.resume import Resumer
 from adapters.discord.sender import NO_MENTIONS
 from adapters.discord.webhooks import PersonaWebhooks
 from adapters.host import Host
+from adapters.metering import platform_trace
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ class RostraBot(commands.Bot):
             intents=bot_intents(),
             allowed_mentions=NO_MENTIONS,
             help_command=None,
+            http_trace=platform_trace("discord"),  # API requests, 429s, retries (adapters.metering)
         )
         self.rt = rt
         self.settings = rt.config.discord

@@ -17,6 +17,7 @@ from adapters.host import Host
 from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.errors import SlackConfigError
 from adapters.slack.listeners import register
+from adapters.slack.metered import MeteredWebClient, counting_retries
 from adapters.slack.settings import SlackSettings
 from core.session import DebateHandle
 
@@ -40,12 +41,12 @@ class SlackApp(AsyncApp):
 
 def make_web_client(token: str, settings: SlackSettings) -> AsyncWebClient:
     """A Web API client that waits out 429s (Retry-After) and retries dropped connections."""
-    return AsyncWebClient(
+    return MeteredWebClient(  # reports requests, 429s and retries (adapters.slack.metered)
         token=token,
         base_url=settings.api_url.rstrip("/") + "/",
         retry_handlers=[
-            AsyncConnectionErrorRetryHandler(max_retry_count=CONNECTION_RETRIES),
-            AsyncRateLimitErrorRetryHandler(max_retry_count=settings.rate_limit_retries),
+            counting_retries(AsyncConnectionErrorRetryHandler(max_retry_count=CONNECTION_RETRIES)),
+            counting_retries(AsyncRateLimitErrorRetryHandler(max_retry_count=settings.rate_limit_retries)),
         ],
     )
 
