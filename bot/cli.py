@@ -156,7 +156,7 @@ def _setup_logging(config: Any, level: str | None = None) -> None:
     from bot.config import load_secrets
     from bot.logging import setup_logging
 
-    setup_logging(level or config.logging.level, secrets=load_secrets().values())
+    setup_logging(level or config.logging.level, secrets=load_secrets().values(), fmt=config.logging.format)
 
 
 # --- demo ------------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ import logging
 import sys
 from collections.abc import Iterable
 
+from bot.json_logs import JsonFormatter
+
 _FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
 
@@ -35,10 +37,10 @@ class SecretRedactor(logging.Filter):
         return True
 
 
-def setup_logging(level: str = "INFO", *, secrets: Iterable[str] = ()) -> None:
-    """Configure the root logger once: stderr, one line per record, secrets redacted."""
+def setup_logging(level: str = "INFO", *, secrets: Iterable[str] = (), fmt: str = "text") -> None:
+    """Configure the root logger once: stderr, one line per record (or one JSON object), secrets redacted."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(_FORMAT))
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(_FORMAT))
     handler.addFilter(SecretRedactor(secrets))
     root = logging.getLogger()
     for old in list(root.handlers):

@@ -43,10 +43,14 @@ class Operations:
         if config.tracing.enabled:
             from bot.tracing import Tracing
 
-            self.tracing = Tracing.from_settings(config.tracing)
-            self._attach(manager.observers, self.tracing)
-            self._attach(models.observers, self.tracing)
-            self._attach(platforms.observers, self.tracing)
+            try:
+                self.tracing = Tracing.from_settings(config.tracing)
+            except RuntimeError as exc:  # the exporter is not installed: run untraced, say why
+                log.error("tracing is off: %s", exc)
+            else:
+                self._attach(manager.observers, self.tracing)
+                self._attach(models.observers, self.tracing)
+                self._attach(platforms.observers, self.tracing)
 
     def _attach(self, observers: list[T], observer: T) -> None:
         observers.append(observer)
@@ -74,3 +78,10 @@ class Operations:
             self.server = None
         if self.tracing is not None:
             self.tracing.shutdown()
+
+
+def watch_platform(rt: object, name: str, connected: Callable[[], bool]) -> None:
+    """A front end's main loop says how to tell it is connected (for `/readyz`)."""
+    operations = getattr(rt, "operations", None)
+    if isinstance(operations, Operations):
+        operations.health.add_platform(name, connected)
