@@ -184,8 +184,7 @@ class Arena(DebateFormat):
         if ctx.debate_clock.expired:
             return "time_up", f"time ran out after {_clock_text(ctx.debate_clock.elapsed)} of debate"
         if ctx.budget_spent():
-            budget = ctx.settings.limits.max_tokens_per_debate
-            return "budget", f"the token budget of {budget:,} was spent"
+            return "budget", ctx.budget_note()
         return None
 
     async def _tick(self) -> None:

@@ -14,6 +14,7 @@ from core.clock import Clock, DebateClock
 from core.events import CompletionReason, Event
 from core.llm.registry import DebateModels
 from core.models import Persona
+from core.pricing import format_cost
 from core.replay import Replay
 from core.settings import CoreSettings
 from core.state import DebateState
@@ -67,6 +68,13 @@ class DebateContext:
         return (budget > 0 and self.state.tokens.total >= budget) or (
             money > 0 and self.state.tokens.cost_usd >= money
         )
+
+    def budget_note(self) -> str:
+        """Which budget ran out, for the closing line: "the token budget of 250,000 was spent"."""
+        tokens = self.settings.limits.max_tokens_per_debate
+        if tokens > 0 and self.state.tokens.total >= tokens:
+            return f"the token budget of {tokens:,} was spent"
+        return f"the cost budget of {format_cost(self.settings.limits.max_cost_per_debate)} was spent"
 
 
 @dataclass(frozen=True)

@@ -174,8 +174,7 @@ class Panel(DebateFormat):
         self.questions = [Question(i, text) for i, text in enumerate(texts, start=1)]
         for question in self.questions:
             if not await self._answer(question):
-                budget = ctx.settings.limits.max_tokens_per_debate
-                return await self._conclude("budget", f"the token budget of {budget:,} was spent")
+                return await self._conclude("budget", ctx.budget_note())
         done = len(self.questions)
         return await self._conclude("completed", f"{done} question{'s' if done != 1 else ''} answered")
 

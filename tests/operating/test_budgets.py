@@ -30,9 +30,10 @@ async def test_a_debate_ends_cleanly_once_it_has_cost_its_budget(tmp_path: Path)
         tmp_path,
         options={"rounds": 5, "exchanges_per_round": 1},
         model={"prices": {"scripted": PRICE}},
-        limits={"max_cost_per_debate": TINY, "max_rounds": 5},
+        limits={"max_cost_per_debate": 0.01, "max_rounds": 5},
     )
     assert run.result.reason == "budget"
+    assert run.result.detail == "the cost budget of $0.0100 was spent"
     assert len(run.turns()) == 1  # the first call spent it; no further call was made
 
 
