@@ -7,7 +7,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     ROSTRA_CONFIG=/app/config.yaml \
-    ROSTRA_STORAGE__URL=sqlite:////data/rostra.db
+    ROSTRA_STORAGE__URL=sqlite:////data/rostra.db \
+    ROSTRA_METRICS__PORT=9100
 
 WORKDIR /app
 COPY pyproject.toml README.md config.yaml ./
@@ -22,5 +23,9 @@ USER rostra
 VOLUME ["/data"]
 # Slack's HTTP mode listens here (slack.http_port); Discord and Socket Mode need no port.
 EXPOSE 3000
+# /metrics (Prometheus), /healthz (the store is writable), /readyz (and the platform is connected).
+EXPOSE 9100
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:9100/healthz', timeout=4)"]
 ENTRYPOINT ["rostra"]
 CMD ["--help"]

@@ -110,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     debates.add_argument("--limit", type=_positive("--limit", 1, 1000), default=20)
     debates.set_defaults(handler=_debates)
 
+    usage = sub.add_parser("usage", help="model tokens and cost by day, server/workspace, format and model")
+    usage.add_argument(
+        "--days", type=_positive("--days", 1, 366), default=30, help="how far back (default: 30)"
+    )
+    usage.set_defaults(handler=_usage)
+
     transcript = sub.add_parser("transcript", help="print a stored debate as Markdown (or JSON Lines)")
     transcript.add_argument("debate_id", metavar="ID")
     transcript.add_argument("--json", action="store_true", help="the full event log as JSON Lines")
@@ -157,7 +163,10 @@ def _setup_logging(config: Any, level: str | None = None) -> None:
     from bot.logging import setup_logging
 
     setup_logging(
-        level or config.logging.level, secrets=load_secrets().values(), verbose=config.logging.verbose
+        level or config.logging.level,
+        secrets=load_secrets().values(),
+        verbose=config.logging.verbose,
+        fmt=config.logging.format,
     )
 
 
@@ -173,7 +182,7 @@ def _models(args: argparse.Namespace, secrets: Any) -> tuple[Any, str | None]:
         model.update(script=args.script)
         return _load(args, {"model": model}), f"Scripted rehearsal from {args.script}."
     if args.model:
-        model.update(default=args.model, roles={})
+        model.update(default=args.model, roles={}, ballots=None)
         return _load(args, {"model": model}), None
     config = _load(args, {"model": model})
     wanted = [config.model.default, *config.model.roles.values()]
@@ -352,10 +361,14 @@ def _demo_options(args: argparse.Namespace, interactive: bool, document_limit: i
 async def _run_demo(runtime: Any, spec: Any, console: Any, interactive: bool, seed: int | None) -> int:
 
     from adapters.console import ConsoleSink
+    from core.errors import AdmissionError
 
     sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
     async with runtime as rt:
-        handle = await rt.start_debate(spec, sink, seed=seed)
+        try:
+            handle = await rt.start_debate(spec, sink, seed=seed)
+        except AdmissionError as exc:  # a daily budget is spent
+            raise UsageError(str(exc)) from None
         return await _follow(handle, sink, console)
 
 
@@ -400,17 +413,31 @@ def _debates(args: argparse.Namespace) -> int:
     if not records:
         console.print("No debates yet. Try: rostra demo")
         return 0
+    from bot.usage_report import cost_cell, debate_costs
+
+    costs = asyncio.run(_with_store(config, lambda store: debate_costs(store, list(records))))
     table = Table(title="Recent debates")
-    for column in ("ID", "Status", "Format", "Where", "Started (UTC)", "Topic"):
+    for column in ("ID", "Status", "Format", "Where", "Started (UTC)", "Cost", "Topic"):
         table.add_column(column)
     for r in records:
         where = r.binding.platform + (f" #{r.binding.channel}" if r.binding.channel else "")
         status = (
             r.status if r.status in ("completed", "running") or not r.reason else f"{r.status}: {r.reason}"
         )
-        cells = (r.id, status, r.format, where, f"{r.created_at:%Y-%m-%d %H:%M}", r.topic)
+        cost = cost_cell(costs[r.id])
+        cells = (r.id, status, r.format, where, f"{r.created_at:%Y-%m-%d %H:%M}", cost, r.topic)
         table.add_row(*(Text(strip_controls(c)) for c in cells))  # stored text is never Rich markup
     console.print(table)
+    return 0
+
+
+def _usage(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from bot.usage_report import print_usage
+
+    config = _load(args)
+    asyncio.run(_with_store(config, lambda store: print_usage(store, Console(), days=args.days)))
     return 0
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from adapters.discord.settings import DiscordSettings
 from adapters.slack.settings import SlackSettings
+from bot.ops_settings import MetricsSettings, TracingSettings
 from core.localfiles import LocalFileError, read_local_yaml
 from core.models import Persona
 from core.settings import (
@@ -45,6 +46,7 @@ class LoggingSettings(BaseModel):
         default_factory=list,
         description="loggers kept below WARNING though quiet by default (e.g. discord.webhook)",
     )
+    format: Literal["text", "json"] = "text"
 
 
 class Secrets(BaseSettings):
@@ -92,6 +94,8 @@ class Config(BaseSettings):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
 
     @classmethod
     def settings_customise_sources(

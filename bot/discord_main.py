@@ -90,7 +90,12 @@ def run_discord(args: argparse.Namespace) -> int:
     if token is None:
         raise UsageError(TOKEN_HELP)
     runtime = prepared_runtime(config, secrets)
-    setup_logging(config.logging.level, secrets=secrets.values(), verbose=config.logging.verbose)
+    setup_logging(
+        config.logging.level,
+        secrets=secrets.values(),
+        verbose=config.logging.verbose,
+        fmt=config.logging.format,
+    )
     try:
         return asyncio.run(serve(runtime, token))
     except KeyboardInterrupt:
@@ -120,6 +125,7 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
 
     from adapters.discord import create_bot
     from bot.cli import UsageError
+    from bot.operations import watch_platform
 
     if stop is None:
         stop = asyncio.Event()
@@ -128,6 +134,7 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
     async with runtime as rt:
         rt.enable_failover()
         bot = create_bot(rt)
+        watch_platform(rt, "discord", lambda: bot.is_ready() and not bot.is_closed())  # for /readyz
         async with bot:
             closer = asyncio.create_task(_close_when(stop, bot), name="rostra-discord-stop")
             try:

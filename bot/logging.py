@@ -12,6 +12,8 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 
+from bot.json_logs import JsonFormatter
+
 _FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
 _TOKEN_SHAPES = (
@@ -52,14 +54,16 @@ class SecretRedactor(logging.Filter):
         return True
 
 
-def setup_logging(level: str = "INFO", *, secrets: Iterable[str] = (), verbose: Sequence[str] = ()) -> None:
-    """Configure the root logger once: stderr, one line per record, secrets redacted.
+def setup_logging(
+    level: str = "INFO", *, secrets: Iterable[str] = (), verbose: Sequence[str] = (), fmt: str = "text"
+) -> None:
+    """Configure the root logger once: stderr, one line per record (or one JSON object), secrets redacted.
 
     The loggers in QUIET_LOGGERS stay at WARNING whatever the level, unless named in `verbose`
     (`logging.verbose` in config) — and even then their tokens are redacted.
     """
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(_FORMAT))
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(_FORMAT))
     handler.addFilter(SecretRedactor(secrets))
     root = logging.getLogger()
     for old in list(root.handlers):

@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from bot.config import Config, Secrets, load_secrets
+from bot.operations import Operations
 from core.admission import Admission
 from core.clock import Clock, RealClock
 from core.errors import StoreError
@@ -30,6 +31,7 @@ from core.ports import Binding, DebateRecord, EventSink, Store
 from core.session import DebateHandle
 from core.settings import CoreSettings
 from core.spec import DebateSpec
+from core.spending import seed_from_store
 from core.storage import open_store
 
 log = logging.getLogger(__name__)
@@ -78,6 +80,7 @@ class Runtime:
         self._adopter: asyncio.Task[None] | None = None
         self._failover = False
         self._votes: asyncio.Task[None] | None = None
+        self.operations: Operations | None = None
 
     async def __aenter__(self) -> Runtime:
         """Open the store (StoreError, one clear line, when it cannot be used) and the manager."""
@@ -86,6 +89,11 @@ class Runtime:
             settings=self.core, store=self._store, models=self.models, clock=self.clock
         )
         self._admission = Admission(self._manager, self.clock, self.core.limits)
+        await seed_from_store(self._manager.spending, self._store)  # today's spend survives a restart
+        self.operations = Operations(
+            self.config, manager=self._manager, models=self.models, store=self._store
+        )
+        await self.operations.start()  # metrics, health, traces (issue 13)
         return self
 
     async def __aexit__(
@@ -102,6 +110,9 @@ class Runtime:
         self._adopter = self._votes = None
         if self._manager is not None:
             await self._manager.aclose()
+        if self.operations is not None:
+            await self.operations.aclose()
+            self.operations = None
         if self._store is not None:
             await self._store.close()
             self._store = None

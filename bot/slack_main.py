@@ -103,7 +103,12 @@ def run_slack(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     secrets = load_secrets()
     mode = choose_mode(secrets, config.slack, force_http=args.http, host=args.host, port=args.port)
-    setup_logging(config.logging.level, secrets=secrets.values(), verbose=config.logging.verbose)
+    setup_logging(
+        config.logging.level,
+        secrets=secrets.values(),
+        verbose=config.logging.verbose,
+        fmt=config.logging.format,
+    )
     try:
         return asyncio.run(serve(config, secrets, mode))
     except KeyboardInterrupt:
@@ -122,6 +127,7 @@ async def serve(
     from adapters.slack import create_app
     from adapters.slack.errors import SlackConfigError
     from adapters.slack.serve import check_app_token, check_token, run_http, run_socket_mode
+    from bot.operations import watch_platform
     from bot.runtime import Runtime
 
     if stop is None:
@@ -145,6 +151,7 @@ async def serve(
         try:
             team = await check_token(app)
             url = await check_app_token(app, mode.app_token) if mode.socket and mode.app_token else None
+            watch_platform(rt, "slack", lambda: not stop.is_set())  # for /readyz: token accepted, serving
             print(f"rostra: serving {team} in Slack ({mode.describe()}); Ctrl+C stops", file=sys.stderr)
             if mode.socket:
                 assert mode.app_token is not None

@@ -105,6 +105,7 @@ class Admission:
             )
         if len(running) + len(self._pending) >= self._limits.max_concurrent_debates:
             raise AdmissionError("Too many debates are running right now; try again when one ends.")
+        self._manager.spending.check(platform=platform, scope=scope)  # daily budgets in money (core.spending)
         last = self._last_start.get((platform, user))
         if last is not None:
             wait = self._limits.user_cooldown - (self._clock.now() - last)

@@ -28,11 +28,13 @@ from core.events import CompletionReason, DebateCompleted, Event, Notice
 from core.formats import FORMATS, DebateFormat, Outcome
 from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
+from core.observe import DebateTags, EventObserver, ObservedSink
 from core.ports import Binding, DebateRecord, EventSink, Store
 from core.replay import Replay
 from core.session import STATUS_OF_REASON, DebateHandle, DebateSession
 from core.settings import CoreSettings
 from core.spec import DebateSpec, clean_topic
+from core.spending import SpendLedger
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +112,9 @@ class DebateManager:
         self.formats = dict(formats)
         self._sessions: dict[str, DebateSession] = {}
         self._stopped_by_store: dict[str, str] = {}  # debates the store stopped, to say so on resume
+        # The daily spend ledger and whatever else watches the events.
+        self.spending = SpendLedger(settings.limits)
+        self.observers: list[EventObserver] = [self.spending]
 
     def prepare(self, spec: DebateSpec) -> PreparedDebate:
         """Check a request without starting it. Raises SpecError or ModelConfigError."""
@@ -138,9 +143,11 @@ class DebateManager:
             options=options,
             settings=self.settings,
             store=self.store,
-            sink=sink,
+            sink=ObservedSink(
+                sink, self.observers, DebateTags(debate_id, spec.format, binding.platform, binding.scope)
+            ),
             clock=self.clock,
-            models=self.models.for_debate(seed=seed, topic=spec.topic, memo=memo),
+            models=self.models.for_debate(seed=seed, topic=spec.topic, memo=memo, debate_id=debate_id),
             seed=seed,
             replay=replay,
             resume_notice=resume_notice,
@@ -271,6 +278,7 @@ class DebateManager:
         debate_id = new_debate_id()
         seed = seed if seed is not None else random.SystemRandom().randrange(1, 2**31)
         binding = binding or Binding()
+        self.spending.check(platform=binding.platform, scope=binding.scope)  # daily budgets (money)
         now = datetime.now(UTC)
         await self.store.create_debate(
             DebateRecord(

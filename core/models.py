@@ -64,11 +64,22 @@ class VoteOption(_Frozen):
     emoji: str
 
 
+MIXED_MODELS = "mixed"
+
+
 class TokenUsage(_Frozen):
+    """Tokens of one model call or of a sum of calls, with their cost in US dollars.
+
+    `model` names the model string of the call(s) ("mixed" for a sum over several models, "" when
+    unknown); `cost_usd` is 0 when no price is configured for the model.
+    """
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str = ""
 
     @property
     def total(self) -> int:
@@ -81,7 +92,17 @@ class TokenUsage(_Frozen):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            model=_sum_model(self, other),
         )
+
+
+def _sum_model(a: TokenUsage, b: TokenUsage) -> str:
+    if not a.model:
+        return b.model
+    if not b.model:
+        return a.model
+    return a.model if a.model == b.model else MIXED_MODELS
 
 
 class Source(_Frozen):

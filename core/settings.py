@@ -13,25 +13,55 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ModelPrice(_Section):
+    """What a model costs, in US dollars per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_write: float = Field(ge=0, description="5-minute cache write")
+    cache_read: float = Field(ge=0)
+    cache_min_tokens: int = Field(
+        1024, ge=0, description="shortest prefix the provider caches (below it a breakpoint is ignored)"
+    )
+
+
+BALLOT_ROLES = ("observer", "council")
+"""Roles whose votes are short structured replies (arena observers, council ballots)."""
+
+
 class ModelSettings(_Section):
     """Which model speaks for each role.
 
     A model string is `scripted`, `anthropic:<model-id>` or any agno `provider:model-id`.
+    `default` speaks, summarises and judges; `ballots` (when set) casts the short structured votes
+    of observers and council members; `roles` overrides both for every call of a role.
     """
 
-    default: str = "anthropic:claude-sonnet-4-5"
+    default: str = "anthropic:claude-sonnet-5-5"
     roles: dict[str, str] = Field(default_factory=dict)
+    ballots: str | None = None
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
     temperature: dict[str, float] = Field(default_factory=dict)
     max_tokens: dict[str, int] = Field(default_factory=lambda: {"turn": 600, "vote": 300, "summary": 900})
+    effort: dict[str, Literal["low", "medium", "high", "xhigh", "max"]] = Field(
+        default_factory=dict, description="Claude 5 models: output_config.effort per call kind"
+    )
     script: str | None = None
     latency: float = Field(0.08, ge=0.0, le=5.0, description="scripted: seconds per streamed chunk")
     anthropic_base_url: str | None = None
     call_timeout: float = Field(120.0, gt=0)
 
-    def model_for(self, role: str) -> str:
+    def model_for(self, role: str, kind: str = "turn") -> str:
         if self.script:
             return "scripted"
-        return self.roles.get(role, self.default)
+        if role in self.roles:
+            return self.roles[role]
+        # A scripted default is the offline rehearsal: every role stays scripted.
+        ballot = kind == "vote" and role in BALLOT_ROLES and self.default.strip().lower() != "scripted"
+        return self.ballots if ballot and self.ballots else self.default
+
+    def price_of(self, model: str) -> ModelPrice | None:
+        return self.prices.get(model.strip())
 
     def temperature_for(self, role: str) -> float | None:
         return self.temperature.get(role)
@@ -44,11 +74,32 @@ class LimitsSettings(_Section):
     max_concurrent_debates: int = Field(20, ge=1, description="across the whole bot")
     max_debates_per_scope: int = Field(3, ge=1, description="per Discord server or Slack workspace")
     user_cooldown: int = Field(60, ge=0, description="seconds between debates started by one person")
+    max_cost_per_debate: float = Field(0.0, ge=0, description="US dollars; a debate ends cleanly (0: none)")
+    daily_cost_per_scope: float = Field(
+        0.0, ge=0, description="US dollars per UTC day per server/workspace; new debates refused (0: none)"
+    )
+    daily_cost_per_process: float = Field(
+        0.0, ge=0, description="US dollars per UTC day for this process; new debates refused (0: none)"
+    )
 
 
 class ContextSettings(_Section):
-    """How much of the transcript each prompt sees (bounded, whatever the debate's length)."""
+    """How much of the transcript each prompt sees.
 
+    `bounded`: the last few turns verbatim and a capped digest of older ones (flat input, no reuse).
+    `transcript`: the turns since the last fold verbatim (at least `recent_turns`, at most
+    `recent_turns + window - 1`) after a digest of the older ones, append-only between folds, so
+    each prompt extends the one before it and the provider's prompt cache serves the repeated
+    prefix (see docs/benchmarks.md for the comparison).
+    """
+
+    strategy: Literal["bounded", "transcript"] = "bounded"
+    window: int = Field(
+        16,
+        ge=2,
+        le=200,
+        description="transcript: turns between the points where older turns fold into the digest",
+    )
     recent_turns: int = Field(4, ge=1, le=20)
     max_turn_chars: int = Field(1200, ge=100)
     digest_lines: int = Field(10, ge=0, le=50)

@@ -31,6 +31,7 @@ from core.events import (
     VotingStarted,
 )
 from core.models import PersonaRef, Statistics, VoteOption
+from core.pricing import cost_suffix
 from core.transcript import minutes
 
 _CHOICE_STYLE = {"keep": "green", "replace": "red", "for": "green", "against": "red"}
@@ -89,7 +90,7 @@ def stats_line(stats: Statistics) -> Text:
     time = f"debate time {minutes(stats.debate_seconds)}"
     if stats.paused_seconds:
         time += f" (+{minutes(stats.paused_seconds)} paused for votes)"
-    parts += [time, f"{stats.tokens.total:,} tokens"]
+    parts += [time, f"{stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"]
     return Text(" · ".join(parts), style="dim")
 
 

@@ -17,6 +17,7 @@ from adapters.discord.resume import Resumer
 from adapters.discord.sender import NO_MENTIONS
 from adapters.discord.webhooks import PersonaWebhooks
 from adapters.host import Host
+from adapters.metering import platform_trace
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class RostraBot(commands.Bot):
             help_command=None,
             shard_id=shards.shard_id,
             shard_count=shards.shard_count,
+            http_trace=platform_trace("discord"),  # API requests, 429s, retries (adapters.metering)
         )
         self.rt = rt
         self.settings = rt.config.discord

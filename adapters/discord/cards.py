@@ -20,6 +20,7 @@ from core.formats import FORMATS
 from core.formats.arena import OPTIONS as ARENA_OPTIONS
 from core.formats.oxford import AUDIENCE_OPTIONS
 from core.models import CastMember, PersonaRef, Statistics, VoteOption
+from core.pricing import cost_suffix
 from core.transcript import minutes
 
 TITLE_LIMIT = 256
@@ -262,7 +263,7 @@ def stats_summary(stats: Statistics, fmt: str = "") -> str:
     time = f"Debate time {minutes(stats.debate_seconds)}"
     if stats.paused_seconds:
         time += f" (+{minutes(stats.paused_seconds)} paused for votes)"
-    return " · ".join(counts) + f"\n{time} · {stats.tokens.total:,} tokens"
+    return " · ".join(counts) + f"\n{time} · {stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"
 
 
 def ending_text(event: DebateCompleted) -> str:

@@ -15,6 +15,7 @@ from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.errors import SlackConfigError
 from adapters.slack.limits import share_budgets, slack_limit
 from adapters.slack.listeners import register
+from adapters.slack.metered import MeteredWebClient, counting_retries
 from adapters.slack.retry import retry_handlers
 from adapters.slack.settings import SlackSettings
 from core.session import DebateHandle
@@ -37,12 +38,13 @@ class SlackApp(AsyncApp):
 
 def make_web_client(token: str, settings: SlackSettings) -> AsyncWebClient:
     """A Web API client that waits out 429s (Retry-After) and retries dropped connections and 5xx
-    for the calls that are safe to repeat (see adapters/slack/retry.py)."""
+    for the calls that are safe to repeat (see adapters/slack/retry.py); it reports requests, 429s
+    and retries (adapters.slack.metered)."""
     budgets = Budgets(slack_limit)  # the workspace's rate budgets, shared by its debates
-    client = AsyncWebClient(
+    client = MeteredWebClient(
         token=token,
         base_url=settings.api_url.rstrip("/") + "/",
-        retry_handlers=retry_handlers(settings.rate_limit_retries, budgets),
+        retry_handlers=[counting_retries(h) for h in retry_handlers(settings.rate_limit_retries, budgets)],
     )
     share_budgets(client, budgets)
     return client

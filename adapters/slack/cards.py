@@ -19,6 +19,7 @@ from core.formats.council import ABSTAIN
 from core.formats.council import EMOJIS as COUNCIL_EMOJIS
 from core.formats.oxford import AUDIENCE_OPTIONS
 from core.models import CastMember, PersonaRef, Statistics, VoteOption
+from core.pricing import cost_suffix
 from core.transcript import minutes
 
 ROLE_TEXT = {
@@ -375,7 +376,7 @@ def stats_line(stats: Statistics) -> str:
         f" · {plural(stats.votes, 'AI vote')} · {plural(stats.human_votes, 'human vote')}"
         f" · {plural(stats.switches, 'switch')} · debate time"
         f" {minutes(stats.debate_seconds)} (+{minutes(stats.paused_seconds)} paused for votes)"
-        f" · {stats.tokens.total:,} tokens"
+        f" · {stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"
     )
 
 

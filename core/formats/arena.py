@@ -193,8 +193,7 @@ class Arena(DebateFormat):
         return None
 
     def _budget_ending(self) -> tuple[CompletionReason, str]:
-        budget = self.ctx.settings.limits.max_tokens_per_debate
-        return "budget", f"the token budget of {budget:,} was spent"
+        return "budget", self.ctx.budget_note()
 
     async def _tick(self) -> None:
         c = self.ctx.debate_clock

@@ -15,6 +15,7 @@ from core.clock import Clock, DebateClock
 from core.events import CompletionReason, Event
 from core.llm.registry import CallKind, DebateModels
 from core.models import Persona
+from core.pricing import format_cost
 from core.replay import Replay
 from core.settings import CoreSettings, ResearchSettings
 from core.state import DebateState
@@ -71,8 +72,16 @@ class DebateContext:
         return f"t{len(self.state.turn_ids) + 1}"
 
     def budget_spent(self) -> bool:
-        """No further ordinary model call fits in the token budget."""
-        return self.budget.spent()
+        """No further ordinary model call fits in the token budget, or the money budget is spent."""
+        money = self.settings.limits.max_cost_per_debate  # US dollars (core.pricing)
+        return self.budget.spent() or (money > 0 and self.state.tokens.cost_usd >= money)
+
+    def budget_note(self) -> str:
+        """Which budget ran out, for the closing line: "the token budget of 250,000 was spent"."""
+        money = self.settings.limits.max_cost_per_debate
+        if money > 0 and self.state.tokens.cost_usd >= money and not self.budget.spent():
+            return f"the cost budget of {format_cost(money)} was spent"
+        return f"the token budget of {self.settings.limits.max_tokens_per_debate:,} was spent"
 
     def metered(
         self,

@@ -615,8 +615,7 @@ class Council(DebateFormat):
         return Outcome("completed", detail, summary=summary)
 
     async def _out_of_budget(self, played: int) -> Outcome:
-        budget = self.ctx.settings.limits.max_tokens_per_debate
-        detail = f"the token budget of {budget:,} was spent"
+        detail = self.ctx.budget_note()
         await self.ctx.emit(PhaseChanged(phase="concluding", detail=detail))
         summary = (
             f"No decision: {detail} after round {played}, before the vote."

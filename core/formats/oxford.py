@@ -181,9 +181,7 @@ class Oxford(DebateFormat):
             reason = "budget"
             ruling = None
         verdict_label = self._label(ruling.winner if ruling and ruling.winner else "draw")
-        summary = (
-            f"Judge: {verdict_label}." if ruling is not None else "No verdict: the token budget ran out."
-        )
+        summary = f"Judge: {verdict_label}." if ruling is not None else "No verdict: the budget ran out."
         if audience and reason != "budget":
             after = await self._audience_vote("audience-after", "after the verdict")
             side, gain_for, gain_against = audience_winner(before, after)
@@ -200,11 +198,7 @@ class Oxford(DebateFormat):
                 )
             )
             summary += f" Audience: {label}."
-        detail = (
-            f"the judge ruled after round {round_no}"
-            if reason == "completed"
-            else "the token budget was spent"
-        )
+        detail = f"the judge ruled after round {round_no}" if reason == "completed" else ctx.budget_note()
         return Outcome(reason, detail=detail, summary=summary)
 
     # --- turns -------------------------------------------------------------------------------

@@ -171,16 +171,14 @@ class Panel(DebateFormat):
             await ctx.emit(Notice(level="error", code="document_refused", message=problem))
             return Outcome("failed", detail=problem)
 
-        budget = ctx.settings.limits.max_tokens_per_debate
-        out_of_budget = f"the token budget of {budget:,} was spent"
         try:
             texts = [ctx.topic] if question_doc is None else await self._draw_questions(question_doc)
             self.questions = [Question(i, text) for i, text in enumerate(texts, start=1)]
             for question in self.questions:
                 if not await self._answer(question):
-                    return await self._conclude("budget", out_of_budget)
+                    return await self._conclude("budget", ctx.budget_note())
         except BudgetExhausted:  # the next call would not fit: nothing of it was shown
-            return await self._conclude("budget", out_of_budget)
+            return await self._conclude("budget", ctx.budget_note())
         done = len(self.questions)
         return await self._conclude("completed", f"{done} question{'s' if done != 1 else ''} answered")
 

@@ -7,22 +7,42 @@ this wrapper turns both into `ModelCallError` so the engine can retry or fall ba
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from agno.agent import Agent
+from agno.models.message import Message
 from agno.run.agent import RunContentEvent, RunErrorEvent, RunOutput
 from agno.run.base import RunStatus
 from pydantic import BaseModel
 
 from core.errors import ModelCallError, StoreError
+from core.llm.caching import cache_blocks, cacheable_prefix
 from core.llm.memo import CallMemo
 from core.models import TokenUsage
+from core.observe import CallObserver, ModelCall, notify_call
+from core.pricing import priced
+from core.settings import ModelPrice
 
 T = TypeVar("T", bound=BaseModel)
 
 DeltaCallback = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class CallLabels:
+    """What a model call is labelled with for metrics and traces."""
+
+    debate_id: str = ""
+    provider: str = ""
+    model: str = ""
+    role: str = ""
+    kind: str = ""
+    persona: str = ""
+    cache_transcript: bool = False
+    """Send the transcript as content blocks with a cache breakpoint (providers that honour it)."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +76,69 @@ class PersonaAgent:
     """One persona in one role. With a memo, a call made before (a resumed debate) is not made again."""
 
     def __init__(
-        self, agent: Agent, *, label: str, timeout: float, memo: CallMemo | None = None, key: str = ""
+        self,
+        agent: Agent,
+        *,
+        label: str,
+        timeout: float,
+        memo: CallMemo | None = None,
+        key: str = "",
+        model_name: str = "",
+        price: ModelPrice | None = None,
+        call: CallLabels | None = None,
+        observers: Sequence[CallObserver] = (),
     ) -> None:
         self._agent = agent
         self.label = label
         self._timeout = timeout
         self._memo = memo
         self._key = key or label
+        self.model_name = model_name
+        self._price = price
+        self._call = call or CallLabels(model=model_name)
+        self._observers = observers
+
+    def _report(
+        self,
+        started: float,
+        *,
+        first_token: float | None = None,
+        usage: TokenUsage | None = None,
+        error: str | None = None,
+        prompt: str = "",
+        reply: str = "",
+    ) -> None:
+        if not self._observers:
+            return
+        c = self._call
+        system = self._agent.system_message if isinstance(self._agent.system_message, str) else ""
+        notify_call(
+            self._observers,
+            ModelCall(
+                debate_id=c.debate_id,
+                provider=c.provider,
+                model=c.model,
+                role=c.role,
+                kind=c.kind,
+                persona=c.persona,
+                started=started,
+                ended=time.time(),
+                first_token=first_token,
+                usage=usage or TokenUsage(),
+                error=error,
+                prompt=prompt,
+                reply=reply,
+                prefix_tokens=cacheable_prefix(system, prompt),
+            ),
+        )
+
+    def _input(self, prompt: str) -> str | Message:
+        """The prompt as the model gets it: with the transcript in cacheable blocks where that pays."""
+        blocks = cache_blocks(prompt) if self._call.cache_transcript else None
+        return prompt if blocks is None else Message(role="user", content=blocks)
+
+    def _priced(self, usage: TokenUsage) -> TokenUsage:
+        return priced(usage, self.model_name, self._price)
 
     @property
     def agent(self) -> Agent:
@@ -95,13 +171,25 @@ class PersonaAgent:
             if not recalled["ok"]:
                 raise ModelCallError(self.label, recalled["error"])
             return SpokenTurn(text=recalled["text"], usage=TokenUsage(**recalled["usage"]))
+        started = time.time()
+        first: list[float] = []
+
+        async def timed(delta: str) -> None:
+            if not first:
+                first.append(time.time())
+            await on_delta(delta)
+
         try:
-            turn = await self._speak_live(prompt, on_delta)
+            turn = await self._speak_live(prompt, timed)
         except StoreError:  # a chunk could not be stored: the model did nothing wrong
             raise
         except Exception as exc:
+            self._report(started, first_token=first[0] if first else None, error=_reason(exc), prompt=prompt)
             await self._remember(n, {"ok": False, "error": _reason(exc)})
             raise
+        self._report(
+            started, first_token=first[0] if first else None, usage=turn.usage, prompt=prompt, reply=turn.text
+        )
         await self._remember(n, {"ok": True, "text": turn.text, "usage": turn.usage.model_dump()})
         return turn
 
@@ -114,11 +202,14 @@ class PersonaAgent:
             parsed = recalled["parsed"]
             value = schema.model_validate_json(parsed) if parsed is not None else None
             return Decision(value=value, raw=recalled["raw"], usage=TokenUsage(**recalled["usage"]))
+        started = time.time()
         try:
             decision = await self._decide_live(prompt, schema)
         except Exception as exc:
+            self._report(started, error=_reason(exc), prompt=prompt)
             await self._remember(n, {"ok": False, "error": _reason(exc)})
             raise
+        self._report(started, usage=decision.usage, prompt=prompt, reply=decision.raw)
         parsed_json = decision.value.model_dump_json() if decision.value is not None else None
         await self._remember(
             n, {"ok": True, "raw": decision.raw, "parsed": parsed_json, "usage": decision.usage.model_dump()}
@@ -130,7 +221,7 @@ class PersonaAgent:
         final: RunOutput | None = None
         try:
             async with asyncio.timeout(self._timeout):
-                stream = self._agent.arun(prompt, stream=True, yield_run_output=True)
+                stream = self._agent.arun(self._input(prompt), stream=True, yield_run_output=True)
                 async for item in stream:
                     if isinstance(item, RunContentEvent):
                         if isinstance(item.content, str) and item.content:
@@ -147,19 +238,20 @@ class PersonaAgent:
         text = "".join(parts).strip()
         if not text:
             raise ModelCallError(self.label, "the model returned no text")
-        return SpokenTurn(text=text, usage=usage_of(final) if final is not None else TokenUsage())
+        usage = usage_of(final) if final is not None else TokenUsage()
+        return SpokenTurn(text=text, usage=self._priced(usage))
 
     async def _decide_live(self, prompt: str, schema: type[T]) -> Decision[T]:
         try:
             async with asyncio.timeout(self._timeout):
-                output: Any = await self._agent.arun(prompt, output_schema=schema)
+                output: Any = await self._agent.arun(self._input(prompt), output_schema=schema)
         except TimeoutError:
             raise ModelCallError(self.label, f"no reply within {self._timeout:.0f} s") from None
         if not isinstance(output, RunOutput):
             raise ModelCallError(self.label, f"unexpected reply {type(output).__name__}")
         if output.status == RunStatus.error:
             raise ModelCallError(self.label, str(output.content or "model error"))
-        usage = usage_of(output)
+        usage = self._priced(usage_of(output))
         if isinstance(output.content, schema):
             return Decision(value=output.content, raw=output.content.model_dump_json(), usage=usage)
         return Decision(value=None, raw=str(output.content or ""), usage=usage)

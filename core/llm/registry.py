@@ -28,10 +28,11 @@ from agno.models.utils import MODEL_PROVIDER_CLASSES  # noqa: E402
 
 from core.clock import Clock  # noqa: E402
 from core.errors import ModelConfigError  # noqa: E402
-from core.llm.agents import PersonaAgent  # noqa: E402
+from core.llm.agents import CallLabels, PersonaAgent  # noqa: E402
 from core.llm.memo import CallMemo  # noqa: E402
 from core.llm.scripted import Script, ScriptedModel  # noqa: E402
 from core.models import Persona  # noqa: E402
+from core.observe import CallObserver  # noqa: E402
 from core.settings import ModelSettings, ResearchSettings  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,14 @@ def parse_model_string(value: str) -> ModelChoice:
     return ModelChoice(provider, model_id)
 
 
+_CLAUDE_5 = re.compile(r"^claude-(sonnet|opus|haiku|fable|mythos)-5(\b|-)")
+
+
+def is_claude_5(model_id: str) -> bool:
+    """Claude 5.x: sampling parameters are refused, thinking is adaptive and `effort` steers it."""
+    return bool(_CLAUDE_5.match(model_id.strip().lower()))
+
+
 def _install_hint(exc: ImportError) -> str:
     """agno's own ImportErrors name the pip command; otherwise use the missing module's name."""
     found = re.search(r"pip install ([\w\-\[\]\.=<>]+)", str(exc))
@@ -96,6 +105,7 @@ class ModelRegistry:
         self._anthropic_key = anthropic_api_key
         self._tavily_key = tavily_api_key
         self._script = script
+        self.observers: list[CallObserver] = []  # told about every live model call (metrics, traces)
         if script is None and settings.script:
             self._script = Script.load(settings.script)
 
@@ -124,7 +134,8 @@ class ModelRegistry:
 
     def check_roles(self, roles: list[str]) -> None:
         for role in roles:
-            self.check(self.settings.model_for(role))
+            for kind in ("turn", "vote"):
+                self.check(self.settings.model_for(role, kind))
 
     def check_research(self) -> None:
         """Research tools need TAVILY_API_KEY and the `research` extra (tavily-python)."""
@@ -154,9 +165,11 @@ class ModelRegistry:
             )
         ]
 
-    def for_debate(self, *, seed: int, topic: str, memo: CallMemo | None = None) -> DebateModels:
+    def for_debate(
+        self, *, seed: int, topic: str, memo: CallMemo | None = None, debate_id: str = ""
+    ) -> DebateModels:
         script = self._script.copy() if self._script is not None else None
-        return DebateModels(self, script=script, seed=seed, topic=topic, memo=memo)
+        return DebateModels(self, script=script, seed=seed, topic=topic, memo=memo, debate_id=debate_id)
 
     def build_model(
         self,
@@ -189,11 +202,15 @@ class ModelRegistry:
             params: dict[str, Any] = {}
             if s.anthropic_base_url:
                 params["base_url"] = s.anthropic_base_url
+            fifth = is_claude_5(choice.model_id)
+            effort = s.effort.get(kind) if fifth else None
             return Claude(
                 id=choice.model_id,
                 api_key=self._anthropic_key,
                 max_tokens=max_tokens,
-                temperature=temperature,
+                # Claude 5 models refuse a non-default temperature (400); their effort is the lever.
+                temperature=None if fifth else temperature,
+                output_config={"effort": effort} if effort else None,
                 cache_system_prompt=True,
                 client_params=params or None,
             )
@@ -218,8 +235,10 @@ class DebateModels:
         seed: int,
         topic: str,
         memo: CallMemo | None = None,
+        debate_id: str = "",
     ) -> None:
         self._registry = registry
+        self.debate_id = debate_id
         self.memo = memo
         self.script = script
         self.seed = seed
@@ -240,7 +259,8 @@ class DebateModels:
         if found is not None:
             return found
         settings = self._registry.settings
-        choice = parse_model_string(settings.model_for(role))
+        model_string = settings.model_for(role, kind)
+        choice = parse_model_string(model_string)
         model = self._registry.build_model(
             choice,
             persona=persona,
@@ -267,6 +287,19 @@ class DebateModels:
             timeout=settings.call_timeout,
             memo=self.memo,
             key=f"{persona.id}|{role}|{kind}",
+            model_name=str(choice),
+            price=settings.price_of(str(choice)),
+            call=CallLabels(
+                debate_id=self.debate_id,
+                provider=choice.provider,
+                model=choice.model_id,
+                role=role,
+                kind=kind,
+                persona=persona.id,
+                # A breakpoint pays from the second call that repeats the prefix: not on one-off summaries.
+                cache_transcript=choice.provider == "anthropic" and kind != "summary",
+            ),
+            observers=self._registry.observers,
         )
         self._agents[key] = made
         return made

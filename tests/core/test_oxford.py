@@ -110,7 +110,7 @@ def _system_name(body: dict[str, Any]) -> str:
 
 
 def _prompt(body: dict[str, Any]) -> str:
-    return str(body["messages"][-1]["content"][0]["text"])
+    return "".join(str(block["text"]) for block in body["messages"][-1]["content"])  # cache blocks joined
 
 
 @pytest.fixture

@@ -1,0 +1,50 @@
+"""Platform API metrics at the HTTP layer: every request, its status, 429s and retries.
+
+The SDKs keep their own rate-limit handling; these hooks only watch it and report to
+`core.observe.platforms` (a no-op until the bot plugs metrics or traces in).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import aiohttp
+
+from core.observe import platforms
+
+_WORD = re.compile(r"^[a-z_.\-]{1,32}$")
+_VERSION = re.compile(r"^v\d+$")
+
+
+def route_of(path: str) -> str:
+    """A URL path as a metric label: ids and tokens become `:id` (no secret ever reaches a label)."""
+    parts = [p for p in path.split("/") if p and p != "api" and not _VERSION.match(p)]
+    return "/" + "/".join(p if _WORD.match(p) else ":id" for p in parts)
+
+
+def platform_trace(platform: str, *, sdk_retries: bool = True) -> aiohttp.TraceConfig:
+    """An aiohttp TraceConfig reporting each request; with `sdk_retries`, a 429 or a 5xx counts as
+    a retry too (discord.py waits those out and sends the request again)."""
+    trace = aiohttp.TraceConfig()
+
+    async def on_start(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
+        ctx.rostra_started = time.perf_counter()
+
+    async def on_end(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
+        method = f"{params.method} {route_of(params.url.path)}"
+        status = int(params.response.status)
+        platforms.request(platform, method, status, time.perf_counter() - ctx.rostra_started)
+        if sdk_retries and (status == 429 or status >= 500):
+            platforms.retry(platform, method)
+
+    async def on_error(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
+        method = f"{params.method} {route_of(params.url.path)}"
+        platforms.request(platform, method, 0, time.perf_counter() - ctx.rostra_started)
+
+    trace.on_request_start.append(on_start)
+    trace.on_request_end.append(on_end)
+    trace.on_request_exception.append(on_error)
+    return trace

@@ -1,0 +1,56 @@
+"""Slack Web API metrics: each call's outcome and latency, each 429 waited out and each retry.
+
+slack_sdk makes its HTTP requests in a fresh aiohttp session per call, so the hooks sit on the
+client (`api_call`) and on the retry handlers' "prepare for the next attempt" step.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from core.observe import platforms
+
+PLATFORM = "slack"
+
+
+class MeteredWebClient(AsyncWebClient):
+    async def api_call(self, api_method: str, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            response = await super().api_call(api_method, **kwargs)
+        except SlackApiError as exc:
+            status = int(getattr(exc.response, "status_code", 0) or 0)
+            platforms.request(PLATFORM, api_method, status, time.perf_counter() - started)
+            raise
+        except Exception:
+            platforms.request(PLATFORM, api_method, 0, time.perf_counter() - started)
+            raise
+        platforms.request(
+            PLATFORM, api_method, int(getattr(response, "status_code", 200)), time.perf_counter() - started
+        )
+        return response
+
+
+def counting_retries(handler: AsyncRetryHandler) -> AsyncRetryHandler:
+    """The same handler (same type, same decisions), reporting each retry it makes.
+
+    A rate-limit retry is a request Slack answered 429: it is reported as one too.
+    """
+    prepare = handler.prepare_for_next_attempt_async
+
+    async def counted(**kwargs: Any) -> None:
+        response = kwargs.get("response")
+        method = str(getattr(kwargs.get("request"), "url", "")).rsplit("/", 1)[-1] or "unknown"
+        status = int(getattr(response, "status_code", 0) or 0)
+        if status:
+            platforms.request(PLATFORM, method, status, 0.0)
+        platforms.retry(PLATFORM, method)
+        await prepare(**kwargs)
+
+    handler.prepare_for_next_attempt_async = counted  # type: ignore[method-assign]
+    return handler

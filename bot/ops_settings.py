@@ -1,0 +1,28 @@
+"""Config sections for operating Rostra: the metrics/health port and tracing."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MetricsSettings(BaseModel):
+    """`/metrics` (Prometheus), `/healthz` and `/readyz` on one HTTP port; off while `port` is unset."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    port: int | None = Field(None, ge=0, le=65535, description="0: any free port (tests)")
+    host: str = "0.0.0.0"
+
+
+class TracingSettings(BaseModel):
+    """OpenTelemetry spans for debates, turns, votes, model calls and platform deliveries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    exporter: Literal["otlp", "console"] = "otlp"
+    endpoint: str | None = Field(None, description="OTLP/HTTP endpoint (default: the exporter's own)")
+    service_name: str = "rostra"
+    include_text: bool = Field(False, description="put prompts and replies on model-call spans")

@@ -1,0 +1,52 @@
+"""Slack Web API calls, the 429s Slack answers and the retries slack_sdk makes reach the metrics."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from bot.metrics import Metrics
+from core.observe import platforms
+from tests.adapters.slack.conftest import Harness
+
+
+@pytest.fixture
+def metrics() -> Iterator[Metrics]:
+    found = Metrics()
+    platforms.observers.append(found)
+    yield found
+    platforms.observers.remove(found)
+
+
+def count(metrics: Metrics, name: str, **labels: str) -> float:
+    return sum(
+        s.value
+        for family in text_string_to_metric_families(metrics.exposition().decode())
+        for s in family.samples
+        if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())
+    )
+
+
+async def test_a_429_is_counted_with_its_retry_and_every_call_is_counted(
+    slack: Harness, metrics: Metrics, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(random, "random", lambda: 0.0)  # slack_sdk adds up to 1 s of jitter
+    slack.api.fail_next("chat.postMessage", retry_after="1", when=lambda args: "username" in args)
+    await slack.mention("debate Should cities ban cars?")
+    await slack.wait_running()
+    await slack.settle()
+
+    posts = len(slack.api.calls_to("chat.postMessage"))
+    assert posts >= 2
+    # every HTTP request Slack saw, the 429 included
+    assert (
+        count(metrics, "rostra_platform_requests_total", platform="slack", method="chat.postMessage") == posts
+    )
+    assert count(metrics, "rostra_platform_requests_total", platform="slack", status="429") == 1
+    assert count(metrics, "rostra_platform_rate_limited_total", platform="slack") == 1
+    assert count(metrics, "rostra_platform_retries_total", platform="slack") == 1
+    updates = len(slack.api.calls_to("chat.update"))
+    assert count(metrics, "rostra_platform_requests_total", platform="slack", method="chat.update") == updates

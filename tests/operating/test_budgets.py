@@ -1,0 +1,101 @@
+"""Budgets in money: a debate's own, the day's per server/workspace and per process."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bot.runtime import Runtime
+from core.clock import FakeClock
+from core.errors import AdmissionError
+from core.ports import Binding
+from core.spec import DebateSpec
+from tests.core.runs import run_debate
+from tests.helpers import REPO, RecordingSink, make_config
+
+# A price that makes every scripted call cost something (the rehearsal has no price by default).
+PRICE = {"input": 1000.0, "output": 1000.0, "cache_write": 1000.0, "cache_read": 1000.0}
+TINY = 1e-9
+
+
+async def test_a_debate_ends_cleanly_once_it_has_cost_its_budget(tmp_path: Path) -> None:
+    run = await run_debate(
+        tmp_path,
+        options={"rounds": 5, "exchanges_per_round": 1},
+        model={"prices": {"scripted": PRICE}},
+        limits={"max_cost_per_debate": 0.01, "max_rounds": 5},
+    )
+    assert run.result.reason == "budget"
+    assert run.result.detail == "the cost budget of $0.0100 was spent"
+    assert len(run.turns()) == 1  # the first call spent it; no further call was made
+
+
+async def test_the_daily_budget_per_server_refuses_the_next_debate_there_only(tmp_path: Path) -> None:
+    config = make_config(
+        tmp_path, model={"prices": {"scripted": PRICE}}, limits={"daily_cost_per_scope": 0.5}
+    )
+    here = Binding(platform="discord", scope="g1", channel="c1")
+    async with Runtime(config, clock=FakeClock()) as rt:
+        spec = DebateSpec("arena", "Should cities ban cars?", {"humans": "off", "rounds": 1})
+        first = await rt.start_debate(spec, RecordingSink(), binding=here)
+        await first.wait()
+        spent = rt.manager.spending.spent(platform="discord", scope="g1")
+        assert spent >= 0.5
+        with pytest.raises(AdmissionError) as refused:
+            rt.admission.check(platform="discord", scope="g1", channel="c2", user="u2")
+        assert str(refused.value).startswith("This server's daily budget of $0.5000 is spent")
+        assert "new debates can start again in" in str(refused.value)
+        # another server is not affected
+        rt.admission.check(platform="discord", scope="g2", channel="c9", user="u2")
+    # A restart does not reset the day: the ledger is seeded from the stored debates.
+    async with Runtime(config, clock=FakeClock()) as rt:
+        assert rt.manager.spending.spent(platform="discord", scope="g1") == pytest.approx(spent)
+        with pytest.raises(AdmissionError):
+            await rt.start_debate(spec, RecordingSink(), binding=Binding(platform="discord", scope="g1"))
+
+
+def _rostra(tmp_path: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROSTRA_") and k != "ANTHROPIC_API_KEY"}
+    env.update(
+        ROSTRA_CONFIG=str(config),
+        ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}",
+        AGNO_TELEMETRY="false",
+        COLUMNS="120",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def _priced_config(tmp_path: Path, limits: dict[str, Any]) -> Path:
+    data = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    data["model"]["prices"]["scripted"] = PRICE
+    data["limits"].update(limits)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def test_the_terminal_refuses_a_debate_once_the_process_budget_is_spent(tmp_path: Path) -> None:
+    config = _priced_config(tmp_path, {"daily_cost_per_process": 0.01})
+    first = _rostra(tmp_path, config, "demo", "Should cities ban cars?", "--fast", "--rounds", "1")
+    assert first.returncode == 0, first.stderr
+    assert re.search(r"tokens ·\s+\$\d", first.stdout)  # the closing figures show the cost
+
+    second = _rostra(tmp_path, config, "demo", "Should cities ban cars?", "--fast", "--rounds", "1")
+    assert second.returncode == 2
+    assert second.stderr.startswith("rostra: Rostra's daily budget of $0.0100 is spent (")
+    assert "Traceback" not in second.stderr
+
+    listed = _rostra(tmp_path, config, "debates")
+    assert "$" in listed.stdout  # `rostra debates` shows each debate's cost
+    usage = _rostra(tmp_path, config, "usage")
+    assert usage.returncode == 0, usage.stderr
+    assert "scripted" in usage.stdout and "terminal" in usage.stdout and "arena" in usage.stdout
