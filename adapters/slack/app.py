@@ -17,6 +17,7 @@ from adapters.host import Host
 from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.errors import SlackConfigError
 from adapters.slack.listeners import register
+from adapters.slack.modal_flow import register_modal
 from adapters.slack.settings import SlackSettings
 from core.session import DebateHandle
 
@@ -83,5 +84,6 @@ def create_app(rt: Host, *, socket_mode: bool | None = None) -> SlackApp:
         name="rostra",
     )
     app.front = SlackFrontEnd(rt, client)
+    register_modal(app, app.front)  # first: it takes `/debate` with no text
     register(app, app.front)
     return app

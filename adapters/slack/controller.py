@@ -126,6 +126,16 @@ class SlackFrontEnd:
 
     # --- start ----------------------------------------------------------------------------------
 
+    async def start(
+        self, request: Request, command: Start, replies: Replies, *, bot_user_id: str | None
+    ) -> None:
+        """Start a debate from a request already read (the Start modal uses this: the same path)."""
+        await self._start(request, command, replies, bot_user_id)
+
+    def check(self, request: Request, command: Start) -> None:
+        """Raise DebateError or AttachmentError when the request would be refused (nothing is fetched)."""
+        self._checked(request, command)
+
     async def _start(
         self, request: Request, command: Start, replies: Replies, bot_user_id: str | None
     ) -> None:

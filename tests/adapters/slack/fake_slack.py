@@ -21,6 +21,8 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
+from tests.adapters.slack.fake_views import SlackViews
+
 TEAM = "T0001"
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"
@@ -57,7 +59,7 @@ class Fault:
     when: Callable[[dict[str, Any]], bool]
 
 
-class FakeSlack:
+class FakeSlack(SlackViews):
     def __init__(self) -> None:
         self.calls: list[Call] = []
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) → message
