@@ -16,6 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.host import Host
 from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.errors import SlackConfigError
+from adapters.slack.home_flow import register_home
 from adapters.slack.listeners import register
 from adapters.slack.modal_flow import register_modal
 from adapters.slack.settings import SlackSettings
@@ -86,4 +87,5 @@ def create_app(rt: Host, *, socket_mode: bool | None = None) -> SlackApp:
     app.front = SlackFrontEnd(rt, client)
     register_modal(app, app.front)  # first: it takes `/debate` with no text
     register(app, app.front)
+    register_home(app, rt)
     return app

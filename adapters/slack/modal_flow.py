@@ -17,6 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.attachments import AttachmentError
 from adapters.slack.commands import Start
 from adapters.slack.controller import SlackFrontEnd
+from adapters.slack.home import HOME_START_ACTION
 from adapters.slack.inbound import Request
 from adapters.slack.modal import (
     CALLBACK_ID,
@@ -37,7 +38,6 @@ from core.spec import DebateSpec
 log = logging.getLogger(__name__)
 
 SHORTCUT_CALLBACK = "rostra_debate_message"
-HOME_START_ACTION = "rostra_home_start"
 NO_CHANNEL = "Pick the channel the debate should run in."
 EMPTY_TOPIC = "Give the motion to debate."
 SLACK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)

@@ -28,8 +28,8 @@ BOT_USER = "UBOT"
 BOT_ID = "BBOT"
 DROP = 0  # fail_next(status=DROP): close the connection without answering
 SCOPES = (
-    "app_mentions:read,chat:write,chat:write.customize,commands,files:read,files:write,reactions:read,"
-    "reactions:write,usergroups:read"
+    "app_mentions:read,chat:write,chat:write.customize,commands,files:read,files:write,im:history,"
+    "reactions:read,reactions:write,usergroups:read"
 )
 
 

@@ -69,4 +69,5 @@ async def test_missing_scopes_are_named_at_startup(
     api.scopes = "app_mentions:read,chat:write,commands,reactions:read,reactions:write"
     with caplog.at_level(logging.WARNING, logger="adapters.slack.serve"):
         assert await check_token(slack.app) == "Rostra Test"
-    assert "lacks scopes chat:write.customize, files:read, files:write, usergroups:read" in caplog.text
+    missing = "chat:write.customize, files:read, files:write, im:history, usergroups:read"
+    assert f"lacks scopes {missing}" in caplog.text
