@@ -11,6 +11,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from adapters.discord.commands import DebateCommands, build_group
+from adapters.discord.controls import CardButton
 from adapters.discord.desk import DebateDesk
 from adapters.discord.launch import Launcher
 from adapters.discord.resume import Resumer
@@ -50,6 +51,7 @@ class RostraBot(commands.Bot):
         self.tree.error(self._command_failed)
 
     async def setup_hook(self) -> None:
+        self.add_dynamic_items(CardButton)  # start cards' buttons, whichever process drew them
         self.tree.add_command(build_group(self.debate_commands), override=True)
         guild_id = self.settings.dev_guild_id
         if guild_id is not None:

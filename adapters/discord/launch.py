@@ -12,6 +12,7 @@ import discord
 from adapters.discord import messages
 from adapters.discord.access import may_run_debates
 from adapters.discord.cards import clip
+from adapters.discord.controls import controls_view
 from adapters.discord.desk import DebateDesk, Running
 from adapters.discord.documents import read_document, read_documents
 from adapters.discord.permissions import missing_permissions
@@ -122,11 +123,15 @@ class Launcher:
                 await self._refuse_late(interaction, messages.cannot_open_thread(exc.text or str(exc.status)))
                 return
             try:
-                await self._launch(interaction, spec, plan, thread)
+                debate_id = await self._launch(interaction, spec, plan, thread)
             except DebateError as exc:
                 await self._refuse_late(interaction, str(exc))
                 return
-        await interaction.followup.send(messages.started(thread.id, spec.topic), allowed_mentions=NO_MENTIONS)
+        await interaction.followup.send(
+            messages.started(thread.id, spec.topic),
+            allowed_mentions=NO_MENTIONS,
+            view=controls_view(debate_id),  # Stop, Status, Transcript (adapters/discord/controls.py)
+        )
 
     # --- checks (synchronous: all of them fit well inside the 3 s before a reply is due) --------
 
@@ -191,7 +196,7 @@ class Launcher:
 
     async def _launch(
         self, interaction: discord.Interaction, spec: DebateSpec, plan: _Plan, thread: discord.Thread
-    ) -> None:
+    ) -> str:
         me = interaction.client.user
         assert me is not None
         sink = DiscordSink(
@@ -220,6 +225,7 @@ class Launcher:
             ("discord.origin_id", plan.channel.id),
         ):
             await self.rt.store.set_binding_value(handle.debate_id, key, str(value))
+        return handle.debate_id
 
     @staticmethod
     async def _refuse_late(interaction: discord.Interaction, text: str) -> None:
