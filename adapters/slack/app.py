@@ -14,6 +14,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
+from adapters.slack.card_buttons import register_card_buttons
 from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.errors import SlackConfigError
 from adapters.slack.home_flow import register_home
@@ -88,4 +89,5 @@ def create_app(rt: Host, *, socket_mode: bool | None = None) -> SlackApp:
     register_modal(app, app.front)  # first: it takes `/debate` with no text
     register(app, app.front)
     register_home(app, rt)
+    register_card_buttons(app, app.front)
     return app

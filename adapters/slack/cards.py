@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.slack.blocks import capped, context, section, sections
+from adapters.slack.blocks import MAX_BLOCKS, capped, context, section, sections
+from adapters.slack.card_controls import card_controls
 from adapters.slack.emoji import option_mark, option_reactions
 from adapters.slack.ops import Block
 from adapters.slack.text import escape, model_text
@@ -207,8 +208,10 @@ def opening_card(
     status: str,
     cast: tuple[CastMember, ...] = (),
     settings: Mapping[str, Any] | None = None,
+    live: bool = True,
 ) -> tuple[str, tuple[Block, ...]]:
-    """The channel message the debate's thread hangs from: topic, format, cast, how to vote, status."""
+    """The channel message the debate's thread hangs from: topic, format, cast, how to vote, status,
+    and its buttons (Stop and Status only while `live`)."""
     settings = settings or {}
     blocks: list[Block] = [section(f"*🎤 Debate:* {escape(topic)}"), context(_settings_line(fmt, settings))]
     if cast:
@@ -224,7 +227,9 @@ def opening_card(
     if voting:
         blocks.append(section(voting))
     blocks.append(context(status))
-    return f"Debate: {escape(topic)}", capped(blocks)
+    blocks = [*capped(blocks)][: MAX_BLOCKS - 1]
+    blocks.append(card_controls(live=live))  # adapters/slack/card_controls.py
+    return f"Debate: {escape(topic)}", tuple(blocks)
 
 
 def pending_card(topic: str, fmt: str) -> tuple[str, tuple[Block, ...]]:

@@ -218,7 +218,7 @@ class SlackView:
         started = self._started
         status = self._status(completed)
         if started is None:
-            text, blocks = opening_card(topic="", fmt="", status=status)
+            text, blocks = opening_card(topic="", fmt="", status=status, live=completed is None)
         else:
             text, blocks = opening_card(
                 topic=started.topic,
@@ -226,6 +226,7 @@ class SlackView:
                 cast=started.cast,
                 settings=dict(started.settings),
                 status=status,
+                live=completed is None,
             )
         return Update(OPENING, text, blocks, interim=interim)
 

@@ -216,7 +216,8 @@ def blocks_text(message: dict[str, Any]) -> str:
     for block in message.get("blocks") or []:
         if "text" in block:
             parts.append(block["text"]["text"])
-        parts += [e.get("text", "") for e in block.get("elements", [])]
+        texts = [e.get("text", "") for e in block.get("elements", [])]
+        parts += [t["text"] if isinstance(t, dict) else t for t in texts]  # buttons hold plain_text
     return "\n".join(parts)
 
 
