@@ -59,6 +59,8 @@ class Secrets(BaseSettings):
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
     slack_app_token: SecretStr | None = None
+    slack_client_id: SecretStr | None = None  # with the client secret: many workspaces (OAuth install)
+    slack_client_secret: SecretStr | None = None
 
     def values(self) -> list[str]:
         found = [
@@ -67,6 +69,7 @@ class Secrets(BaseSettings):
             self.slack_bot_token,
             self.slack_signing_secret,
             self.slack_app_token,
+            self.slack_client_secret,
         ]
         return [s.get_secret_value() for s in found if s is not None and s.get_secret_value()]
 

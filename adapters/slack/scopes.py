@@ -14,6 +14,16 @@ BOT_SCOPES = frozenset(
         "usergroups:read",  # usergroups.users.list for slack.starter_groups
     }
 )
-BOT_EVENTS = frozenset({"app_mention", "reaction_added", "reaction_removed", "app_home_opened", "message.im"})
+BOT_EVENTS = frozenset(
+    {
+        "app_mention",
+        "reaction_added",
+        "reaction_removed",
+        "app_home_opened",  # the Home tab
+        "message.im",  # direct messages to the app
+        "app_uninstalled",  # a workspace removed the app: its debates stop, its tokens go
+        "tokens_revoked",
+    }
+)
 SLASH_COMMAND = "/debate"
 EVENTS_PATH = "/slack/events"

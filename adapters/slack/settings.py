@@ -23,6 +23,9 @@ class SlackSettings(BaseModel):
     message_limit: int = Field(
         3000, ge=200, le=3900, description="characters per message; longer turns are split"
     )
+    oauth_redirect_url: str = Field(
+        "", description="many workspaces: the OAuth Redirect URL (https://HOST/slack/oauth_redirect)"
+    )
     rate_limit_retries: int = Field(
         3, ge=0, le=10, description="retries of a Web API call answered 429 (after its Retry-After)"
     )

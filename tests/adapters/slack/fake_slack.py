@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
-from tests.adapters.slack.fake_views import SlackViews
+from tests.adapters.slack.fake_views import SlackInstalls, SlackViews
 
 TEAM = "T0001"
 BOT_USER = "UBOT"
@@ -59,7 +59,7 @@ class Fault:
     when: Callable[[dict[str, Any]], bool]
 
 
-class FakeSlack(SlackViews):
+class FakeSlack(SlackViews, SlackInstalls):
     def __init__(self) -> None:
         self.calls: list[Call] = []
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) → message
@@ -251,6 +251,11 @@ class FakeSlack(SlackViews):
                     assert request.transport is not None
                     request.transport.close()  # the client sees the server disconnect
                 return web.json_response(fault.body, status=fault.status or 500, headers=fault.headers)
+        if method == "oauth.v2.access":  # the app's client id and secret, no token (fake_views.py)
+            return web.json_response(self.oauth_v2_access(args, auth))
+        if self.token_refused(token):
+            return web.json_response({"ok": False, "error": "token_revoked"})
+        self.current_token = token  # answers per workspace (fake_views.SlackInstalls)
         expected = "xapp-" if method == "apps.connections.open" else "xoxb-"
         if not token or not token.startswith(expected):
             return web.json_response({"ok": False, "error": "invalid_auth"})
@@ -274,6 +279,7 @@ class FakeSlack(SlackViews):
             "user_id": BOT_USER,
             "bot_id": BOT_ID,
             "is_enterprise_install": False,
+            **self.identity(),
         }
 
     def _apps_connections_open(self, a: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ Slack documents them, and the payloads Slack sends when a person works a modal o
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import uuid
@@ -272,3 +273,100 @@ class SlackViews:
                 text = element.get("initial_value") if given is None else given
                 state[block_id] = {action_id: {"type": kind, "value": text}}
         return {**self._view_json(opened), "state": {"values": state}, "team_id": "T0001"}
+
+
+# --- installs: OAuth v2 and a bot token per workspace ----------------------------------------------
+
+CLIENT_ID = "1111.2222"
+CLIENT_SECRET = "fake-client-secret-0123456789"
+
+
+@dataclass
+class Workspace:
+    team: str
+    name: str
+    bot_user: str
+    bot_id: str
+    token: str
+
+
+@dataclass
+class InstallsState:
+    codes: dict[str, tuple[Workspace, bool]] = field(default_factory=dict)  # code → (workspace, used)
+    tokens: dict[str, Workspace] = field(default_factory=dict)  # bot token → its workspace
+    revoked: set[str] = field(default_factory=set)
+
+
+class SlackInstalls:
+    """Mixed into FakeSlack: `oauth.v2.access` exchanges a code Slack gave an installer for that
+    workspace's bot token (client id and secret checked, each code used once); `auth.test` answers
+    for the workspace a token belongs to; a revoked token is refused (`token_revoked`)."""
+
+    current_token: str | None = None
+
+    @property
+    def installs(self) -> InstallsState:
+        state = self.__dict__.get("_installs_state")
+        if state is None:
+            state = self.__dict__["_installs_state"] = InstallsState()
+        return state
+
+    def approve_install(self, team: str, name: str = "Second Workspace") -> str:
+        """A person approved the install in `team`: the code Slack puts in the redirect."""
+        token = f"xoxb-{team.lower()}-{uuid.uuid4().hex[:16]}"
+        workspace = Workspace(team, name, f"UBOT{team}", f"BBOT{team}", token)
+        code = f"code-{uuid.uuid4().hex}"
+        self.installs.codes[code] = (workspace, False)
+        return code
+
+    def revoke(self, team: str) -> None:
+        """The workspace removed the app: its tokens stop working."""
+        for token, workspace in self.installs.tokens.items():
+            if workspace.team == team:
+                self.installs.revoked.add(token)
+
+    def token_refused(self, token: str | None) -> bool:
+        return token is not None and token in self.installs.revoked
+
+    def identity(self) -> dict[str, Any]:
+        """auth.test's answer fields for the calling token's workspace (none for the default one)."""
+        workspace = self.installs.tokens.get(self.current_token or "")
+        if workspace is None:
+            return {}
+        return {
+            "team": workspace.name,
+            "team_id": workspace.team,
+            "user_id": workspace.bot_user,
+            "bot_id": workspace.bot_id,
+            "url": f"https://{workspace.team.lower()}.slack.com/",
+        }
+
+    def oauth_v2_access(self, a: dict[str, Any], authorization: str) -> dict[str, Any]:
+        client_id, client_secret = a.get("client_id"), a.get("client_secret")
+        if authorization.startswith("Basic "):
+            decoded = base64.b64decode(authorization.removeprefix("Basic ")).decode()
+            client_id, _, client_secret = decoded.partition(":")
+        if client_id != CLIENT_ID:
+            return {"ok": False, "error": "invalid_client_id"}
+        if client_secret != CLIENT_SECRET:
+            return {"ok": False, "error": "bad_client_secret"}
+        found = self.installs.codes.get(str(a.get("code") or ""))
+        if found is None:
+            return {"ok": False, "error": "invalid_code"}
+        workspace, used = found
+        if used:
+            return {"ok": False, "error": "code_already_used"}
+        self.installs.codes[str(a["code"])] = (workspace, True)
+        self.installs.tokens[workspace.token] = workspace
+        return {
+            "ok": True,
+            "app_id": "A0001",
+            "authed_user": {"id": "UINSTALLER"},
+            "scope": "app_mentions:read,chat:write",
+            "token_type": "bot",
+            "access_token": workspace.token,
+            "bot_user_id": workspace.bot_user,
+            "team": {"id": workspace.team, "name": workspace.name},
+            "enterprise": None,
+            "is_enterprise_install": False,
+        }
