@@ -85,6 +85,7 @@ class RostraBot(commands.Bot):
             resuming.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await resuming
+        await self.debate_commands.launcher.results.aclose()
         await self.desk.aclose()
         await super().close()
 

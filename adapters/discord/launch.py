@@ -16,6 +16,7 @@ from adapters.discord.controls import controls_view
 from adapters.discord.desk import DebateDesk, Running
 from adapters.discord.documents import read_document, read_documents
 from adapters.discord.permissions import missing_permissions
+from adapters.discord.results_post import DiscordResults
 from adapters.discord.sender import NO_MENTIONS
 from adapters.discord.sink import DiscordSink
 from adapters.discord.webhooks import PersonaWebhooks
@@ -102,6 +103,7 @@ class Launcher:
         self.desk = desk
         self.webhooks = webhooks
         self.settings = rt.config.discord
+        self.results = DiscordResults(rt)
 
     async def start(self, interaction: discord.Interaction, request: StartRequest) -> None:
         plan = self._plan(interaction, request)
@@ -127,11 +129,14 @@ class Launcher:
             except DebateError as exc:
                 await self._refuse_late(interaction, str(exc))
                 return
-        await interaction.followup.send(
+        card = await interaction.followup.send(
             messages.started(thread.id, spec.topic),
             allowed_mentions=NO_MENTIONS,
             view=controls_view(debate_id),  # Stop, Status, Transcript (adapters/discord/controls.py)
+            wait=True,
         )
+        # the result, when it ends, to this channel and on the card (adapters/discord/results_post.py)
+        self.results.follow(debate_id, channel=plan.channel, thread_id=thread.id, card=card)
 
     # --- checks (synchronous: all of them fit well inside the 3 s before a reply is due) --------
 
@@ -206,7 +211,7 @@ class Launcher:
             settings=self.settings,
             store=self.rt.store,
             cards=self.desk.cards,
-            on_finished=self.desk.finished,
+            on_finished=self._finished,
         )
         binding = Binding(
             platform=PLATFORM, scope=str(plan.guild.id), channel=str(thread.id), started_by=str(plan.user.id)
@@ -226,6 +231,10 @@ class Launcher:
         ):
             await self.rt.store.set_binding_value(handle.debate_id, key, str(value))
         return handle.debate_id
+
+    def _finished(self, debate_id: str) -> None:
+        self.desk.finished(debate_id)
+        self.results.ended(debate_id)
 
     @staticmethod
     async def _refuse_late(interaction: discord.Interaction, text: str) -> None:

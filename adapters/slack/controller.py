@@ -44,6 +44,7 @@ from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound import ReactionRequest, Request
 from adapters.slack.permissions import StarterPolicy
 from adapters.slack.replies import Replies
+from adapters.slack.result_post import SlackResults
 from adapters.slack.sender import PersonaIdentity, api_error
 from adapters.slack.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
 from adapters.slack.transcripts import PLATFORM, attach_transcript, find_record
@@ -72,6 +73,7 @@ class SlackFrontEnd:
         self._locks: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
         self._fetcher = DocumentFetcher(client, api_url=self.settings.api_url)
         self._resuming: asyncio.Event | None = None  # set once resumed debates are back in place
+        self.results = SlackResults(rt, client)  # each debate's result to its channel at the end
 
     # --- requests -------------------------------------------------------------------------------
 
@@ -254,6 +256,7 @@ class SlackFrontEnd:
         self._sinks[request.channel] = sink
         self._live.add(sink)
         sink.attach(handle, self._forget)
+        self.results.follow(handle, sink)
         await self._remember(
             handle.debate_id,
             {
@@ -343,6 +346,7 @@ class SlackFrontEnd:
             handle = running.get(debate_id)
             if handle is not None:
                 sink.attach(handle, self._forget)
+                self.results.follow(handle, sink)
             else:  # closed instead of resumed: its thread still gets the notice and the closing card
                 sink.close_out(self._forget)
         if handles:
@@ -402,11 +406,13 @@ class SlackFrontEnd:
             live = [sink for sink in self._live if not sink.finished]
             for sink in live:
                 await sink.delivered()
+            await self.results.wait()
             if not running and not live:
                 return
 
     async def aclose(self) -> None:
         """Stop delivering (the debates themselves belong to the runtime)."""
+        await self.results.aclose()
         sinks = list(self._live)
         self._live.clear()
         self._sinks.clear()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import assert_never
 
+from adapters.results import ResultTracker
 from adapters.slack.blocks import context, section
 from adapters.slack.cards import (
     BallotView,
@@ -21,6 +22,7 @@ from adapters.slack.cards import (
 )
 from adapters.slack.emoji import option_reactions
 from adapters.slack.ops import OPENING, Delete, Op, Post, Update, Upload, event_key, turn_key, vote_key
+from adapters.slack.result_text import result_line
 from adapters.slack.text import escape, model_text, split_message
 from core.events import (
     Artifact,
@@ -121,12 +123,14 @@ class SlackView:
         self._round = 0
         self._clock: ClockTick | None = None
         self._last_moderator_text = ""
+        self._result = ResultTracker()  # the result line on the finished opening card
 
     @property
     def persona_limit(self) -> int:
         return max(200, self.limit - PERSONA_PREFIX_ROOM)
 
     def render(self, event: Event) -> list[Op]:
+        self._result.see(event)
         match event:
             case DebateStarted():
                 self._started = event
@@ -192,6 +196,7 @@ class SlackView:
                 f"🏁 Finished: {escape(ending_text(completed))} · {plural(s.turns, 'turn')}"
                 + (f" · {plural(s.switches, 'speaker switch')}" if s.switches else "")
                 + " · the full story is in the thread"
+                + result_line(self._result.decision, completed.summary)
             )
         round_text = f" · round {self._round}" if self._round else ""
         clock = ""

@@ -23,6 +23,9 @@ class SlackSettings(BaseModel):
     message_limit: int = Field(
         3000, ge=200, le=3900, description="characters per message; longer turns are split"
     )
+    post_results: bool = Field(
+        True, description="when a debate ends, tell the channel the result (a reply also sent to the channel)"
+    )
     oauth_redirect_url: str = Field(
         "", description="many workspaces: the OAuth Redirect URL (https://HOST/slack/oauth_redirect)"
     )

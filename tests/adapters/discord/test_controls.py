@@ -57,7 +57,8 @@ async def test_stop_asks_first_then_stops(world: World) -> None:
     assert isinstance(last, DebateCompleted) and last.reason == "stopped"
     assert cards(thread)[-1].title == f"🏁 Debate over: {TOPIC}"
 
-    again = await world.alice.click(started.response, label="Stop")
+    assert list(buttons(started)) == ["Transcript"]  # the card now shows the result
+    again = await world.alice.click(asked.response, label="Yes, stop it")  # an old confirmation
     assert said(again) == "This debate has ended. Its transcript is one click away: **Transcript**."
 
 

@@ -136,7 +136,11 @@ async def test_an_install_stores_the_token_and_a_debate_runs_there(tmp_path: Pat
         await slack.settle()
         posts = api.calls_to("chat.postMessage")
         assert posts and {c.token for c in posts} == {token}  # that workspace's own token
-        assert slack.thread(CHANNEL2)[-1]["text"].startswith("The end")
+        thread = slack.thread(CHANNEL2)
+        assert thread[-2]["text"].startswith("The end")
+        assert thread[-1]["text"].startswith(
+            "🏁 *Debate over:* Should cities ban cars?"
+        )  # to the channel too
 
 
 async def test_a_replayed_or_forged_redirect_installs_nothing(tmp_path: Path, api: FakeSlack) -> None:

@@ -1,0 +1,40 @@
+"""When a debate ends, its result reaches the channel it was started from (real discord.py through
+simcord): a short message linking the thread, and the start card updated with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.adapters.discord.conftest import TOPIC, World
+
+PAUSED: dict[str, Any] = {"humans": "vote"}
+
+
+async def test_the_result_is_posted_to_the_parent_channel(world: World) -> None:
+    started = await world.start(topic=TOPIC)
+    await world.env.settle()
+    thread = world.thread()
+    posted = [m for m in world.channel.history() if m.content.startswith("🏁 **Debate over")]
+    assert len(posted) == 1
+    lines = posted[0].content.splitlines()
+    assert lines[0] == f"🏁 **Debate over: {TOPIC}**"
+    assert lines[1].startswith("🏆 Last vote: ")
+    assert lines[2] == "*Both sides made their case; the question is how fast, and for whom.*"
+    assert lines[3] == f"The whole debate: <#{thread.id}>"
+    assert posted[0].author.id == world.env.bot.user.id
+    # the start card says it too, and only Transcript is left on it
+    assert started.response is not None
+    card = started.response.content.splitlines()
+    assert card[1] == "🏁 " + lines[1].removeprefix("🏆 ")
+    assert [c["label"] for row in started.response.components for c in row["components"]] == ["Transcript"]
+
+
+async def test_a_stopped_debate_is_reported_as_stopped(world: World) -> None:
+    started = await world.start(**PAUSED)
+    assert started.response is not None
+    await world.alice.slash(world.channel, "debate stop")
+    await world.env.settle()
+    [posted] = [m for m in world.channel.history() if m.content.startswith("🏁 **Debate over")]
+    assert posted.content.splitlines()[0] == f"🏁 **Debate over: {TOPIC}** (stopped by alice)"
+    assert "🏆" not in posted.content
+    assert started.response.content.splitlines()[1] == "🏁 Stopped by alice"
