@@ -43,6 +43,7 @@ from adapters.slack.commands import (
 from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound import ReactionRequest, Request
 from adapters.slack.permissions import StarterPolicy
+from adapters.slack.pointers import point_back
 from adapters.slack.replies import Replies
 from adapters.slack.result_post import SlackResults
 from adapters.slack.sender import PersonaIdentity, api_error
@@ -257,6 +258,7 @@ class SlackFrontEnd:
         self._live.add(sink)
         sink.attach(handle, self._forget)
         self.results.follow(handle, sink)
+        await point_back(self.client, request, spec.topic, thread_ts)  # asked in a thread: link it
         await self._remember(
             handle.debate_id,
             {

@@ -4,10 +4,11 @@ the opening card says it: through the real Bolt app over signed HTTP."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from adapters.slack.home import thread_link
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import CHANNEL, blocks_text, open_harness
+from tests.adapters.slack.conftest import CHANNEL, Harness, blocks_text, open_harness
 from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.test_commands_flow import SLOW_FIRST_TURN
 
@@ -58,3 +59,19 @@ async def test_results_can_stay_in_the_thread(tmp_path: Path, api: FakeSlack) ->
         await slack.wait_running()
         await slack.settle()
         assert not [c for c in api.calls_to("chat.postMessage") if c.args.get("reply_broadcast")]
+
+
+async def test_a_debate_asked_for_in_a_thread_is_linked_from_that_thread(slack: Harness) -> None:
+    asked_in = "1700000000.000500"
+    await slack.mention("debate Should cities ban cars? humans=off", thread_ts=asked_in)
+    await slack.wait_running()
+    await slack.settle()
+    card = slack.opening()
+    (pointer,) = api_posts_in(slack, asked_in)
+    link = thread_link(CHANNEL, card["ts"])
+    assert pointer["text"] == f"🎙️ The debate on *Should cities ban cars?* runs in <{link}|its own thread>."
+    assert slack.thread()[-1]["text"].startswith("The end")  # the debate itself is in the card's thread
+
+
+def api_posts_in(slack: Harness, thread_ts: str) -> list[dict[str, Any]]:
+    return slack.api.thread(CHANNEL, thread_ts)
