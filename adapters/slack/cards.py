@@ -14,6 +14,7 @@ from adapters.slack.card_controls import card_controls
 from adapters.slack.emoji import option_mark, option_reactions
 from adapters.slack.ops import Block
 from adapters.slack.text import escape, model_text
+from adapters.slack.windows import span
 from core.events import DebateCompleted, HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
 from core.formats.arena import OPTIONS as ARENA_OPTIONS
 from core.formats.council import ABSTAIN
@@ -155,7 +156,7 @@ def how_to_vote(fmt: str, settings: Mapping[str, Any], cast: Sequence[CastMember
     """The opening card's word on voting, for the format and its settings."""
     humans = settings.get("humans")
     window = settings.get("human_window")
-    within = f" within {window} s" if isinstance(window, int) else ""
+    within = f" within {span(window)}" if isinstance(window, int) else ""
     if fmt == "arena":
         choices = options_text(ARENA_OPTIONS)
         lead = "After each round the observers vote on whether the speaker keeps the floor"
@@ -307,10 +308,10 @@ def _people_line(ballot: BallotView) -> str:
         if ballot.window.reason == "tie" and ballot.narrowed:
             lead = (
                 f"*It's a tie between {ballot.marks(joiner='and')}: people decide!* React with one of"
-                f" them within {seconds} s; reactions for other options don't count."
+                f" them within {span(seconds)}; reactions for other options don't count."
             )
         elif ballot.window.reason == "tie":
-            lead = f"*It's a tie: people decide!* React with {ballot.marks()} within {seconds} s."
+            lead = f"*It's a tie: people decide!* React with {ballot.marks()} within {span(seconds)}."
         elif ballot.started.voters:
             lead = (
                 f"*People vote too* ({seconds} s): react with {ballot.marks()}."

@@ -49,6 +49,7 @@ from adapters.slack.result_post import SlackResults
 from adapters.slack.sender import PersonaIdentity, api_error
 from adapters.slack.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
 from adapters.slack.transcripts import PLATFORM, attach_transcript, find_record
+from adapters.slack.windows import with_platform_window
 from core.errors import AdmissionError, DebateError
 from core.ports import Binding, DebateRecord
 from core.session import DebateHandle
@@ -189,7 +190,11 @@ class SlackFrontEnd:
     def _checked(self, request: Request, command: Start) -> tuple[DebateSpec, Attachments]:
         """The request checked in full, each attached file standing in for its document, so that
         nothing is downloaded for a request that would fail. Raises DebateError or AttachmentError."""
-        options = dict(command.options)
+        options = with_platform_window(  # Slack's longer default window (adapters/slack/windows.py)
+            command.options,
+            takes_window=self._takes_documents(command, "human_window"),
+            seconds=self.settings.human_window,
+        )
         question_file = options.pop(QUESTION_OPTION, None)
         spec = DebateSpec(topic=command.topic, options=options)
         if command.format is not None:

@@ -75,6 +75,9 @@ def _view_for(front: SlackFrontEnd, origin: Origin, fmt: str, topic: str = "") -
         for name in front.rt.manager.formats
         if hasattr(core.formats, name)
     }
+    if front.settings.human_window:  # Slack's own default window (adapters/slack/windows.py)
+        for values in defaults.values():
+            values["human_window"] = front.settings.human_window
     return start_modal(
         front.rt.manager.formats,
         origin=origin,

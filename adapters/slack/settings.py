@@ -23,6 +23,13 @@ class SlackSettings(BaseModel):
     message_limit: int = Field(
         3000, ge=200, le=3900, description="characters per message; longer turns are split"
     )
+    human_window: int | None = Field(
+        120,
+        ge=5,
+        le=600,
+        description="seconds people have to vote, where a format takes a window and the request sets"
+        " none (Slack is read in passing); unset: the format's own default",
+    )
     post_results: bool = Field(
         True, description="when a debate ends, tell the channel the result (a reply also sent to the channel)"
     )

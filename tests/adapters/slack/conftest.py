@@ -242,7 +242,14 @@ async def open_harness(
         resume=resume,
         model={"script": str(write_script(tmp_path, script or SCRIPT)), "latency": latency},
         # post_results adds a message to each thread: on only where a test looks for it
-        slack={"api_url": api.base_url, "edit_interval": 0, "post_results": False, **(slack or {})},
+        # and the formats' own voting windows (Slack's longer default is tested where it matters)
+        slack={
+            "api_url": api.base_url,
+            "edit_interval": 0,
+            "post_results": False,
+            "human_window": None,
+            **(slack or {}),
+        },
         limits={"user_cooldown": 0, "max_rounds": 1, **(limits or {})},
         formats={"arena": {"exchanges_per_round": 1, **(arena or {})}, **(formats or {})},
     )
