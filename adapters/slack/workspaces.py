@@ -21,10 +21,12 @@ from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.inbound import ReactionRequest, Request
 from adapters.slack.installations import InstallationStore
 from adapters.slack.replies import Replies
+from adapters.slack.result_post import SlackResults
 from adapters.slack.settings import SlackSettings
 from adapters.slack.sink import SlackSink
 from adapters.slack.transcripts import PLATFORM
 from core.ports import DebateRecord
+from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,10 @@ class WorkspaceFronts(SlackFrontEnd):
         self._fronts: dict[str, SlackFrontEnd] = {}
         self._bot_users: dict[str, str | None] = {}
         self._lock = asyncio.Lock()
+        self.results = _WorkspaceResults(self)
+
+    def known_front(self, team: str) -> SlackFrontEnd | None:
+        return self._fronts.get(team)
 
     async def front_for(self, team: str) -> SlackFrontEnd:
         """The front end of `team`, with its own token. Raises NotInstalled."""
@@ -135,3 +141,16 @@ class WorkspaceFronts(SlackFrontEnd):
         for front in fronts:
             await front.aclose()
         await super().aclose()
+
+
+class _WorkspaceResults(SlackResults):
+    """Results of resumed debates go out through their own workspace's front end (and token)."""
+
+    def __init__(self, fronts: WorkspaceFronts) -> None:
+        super().__init__(fronts.rt, fronts.client)
+        self._fronts = fronts
+
+    def follow(self, handle: DebateHandle, sink: SlackSink) -> None:
+        front = self._fronts.known_front(handle.binding.scope)
+        if front is not None:
+            front.results.follow(handle, sink)

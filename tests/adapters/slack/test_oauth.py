@@ -225,3 +225,27 @@ def test_serving_many_workspaces_needs_no_bot_token_and_uses_http(tmp_path: Path
     assert (mode.socket, mode.port) == (False, 4000)
     assert oauth_stores(config, secrets) is not None
     assert oauth_stores(config, Secrets(slack_bot_token="xoxb-1")) is None
+
+
+async def test_after_a_restart_each_workspaces_debate_resumes_with_its_own_token(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    async with oauth_harness(tmp_path, api) as before:
+        await install(before, SECOND)
+        await send(before, second_mention("debate Should cities ban cars?"))
+        handle = await before.wait_running(CHANNEL2)
+        await api.wait_until(lambda: before.clock.waiting == 1)  # type: ignore[attr-defined]
+        (token,) = api.installs.tokens
+    resumed_from = len(api.calls)
+    clock = HeldClock(hold=5)
+    async with oauth_harness(tmp_path, api, clock=clock) as after:
+        [resumed] = await after.app.resume_debates()
+        assert resumed.debate_id == handle.debate_id
+        assert resumed.binding.scope == SECOND
+        await clock.release()
+        await after.settle()
+        end = (await after.events(handle.debate_id))[-1]
+        assert isinstance(end, DebateCompleted)
+        later = [c for c in api.calls[resumed_from:] if c.method.startswith("chat.")]
+        assert later and {c.token for c in later} == {token}
+        assert after.thread(CHANNEL2)[-2]["text"].startswith("The end")
