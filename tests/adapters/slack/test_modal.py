@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from adapters.slack.modal import FORMAT_ACTION
 from tests.adapters.slack.conftest import ALICE, BOB, CHANNEL, Harness, blocks_text, open_harness
 from tests.adapters.slack.fake_slack import FakeSlack
@@ -172,3 +174,43 @@ async def test_changing_the_format_redraws_the_options_and_panel_takes_files(
         assert record is not None
         assert record.format == "panel"
         assert [d["name"] for d in record.spec["options"]["documents"]] == ["streets.md", "deliveries.txt"]
+
+
+async def test_the_fake_checks_views_as_slack_does(api: FakeSlack) -> None:
+    from slack_sdk.errors import SlackApiError
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    client = AsyncWebClient(token="xoxb-1-rostra-test-token", base_url=api.base_url)
+    good = {"type": "modal", "title": {"type": "plain_text", "text": "Start a debate"}, "blocks": []}
+    problems = {
+        "title over 24 characters": {**good, "title": {"type": "plain_text", "text": "x" * 25}},
+        "input without submit": {
+            **good,
+            "blocks": [
+                {
+                    "type": "input",
+                    "block_id": "a",
+                    "label": {"type": "plain_text", "text": "A"},
+                    "element": {"type": "plain_text_input", "action_id": "v"},
+                }
+            ],
+        },
+        "duplicate block ids": {**good, "blocks": [{"type": "divider", "block_id": "a"}] * 2},
+        "metadata over 3000": {**good, "private_metadata": "x" * 3001},
+    }
+    for what, view in problems.items():
+        with pytest.raises(SlackApiError) as info:
+            await client.views_open(trigger_id=api.trigger(ALICE), view=view)
+        assert info.value.response["error"] == "invalid_arguments", what
+    with pytest.raises(SlackApiError) as info:
+        await client.views_open(trigger_id="", view=good)
+    assert info.value.response["error"] == "invalid_arguments"
+    opened = await client.views_open(trigger_id=api.trigger(ALICE), view=good)
+    view_id, stale = opened["view"]["id"], opened["view"]["hash"]
+    await client.views_update(view_id=view_id, hash=stale, view=good)
+    with pytest.raises(SlackApiError) as info:
+        await client.views_update(view_id=view_id, hash=stale, view=good)  # someone changed it since
+    assert info.value.response["error"] == "hash_conflict"
+    with pytest.raises(SlackApiError) as info:
+        await client.views_publish(user_id="", view={"type": "home", "blocks": []})
+    assert info.value.response["error"] == "invalid_arguments"
