@@ -16,7 +16,7 @@ from adapters.discord.controls import controls_view
 from adapters.discord.desk import DebateDesk, Running
 from adapters.discord.documents import read_document, read_documents
 from adapters.discord.permissions import missing_permissions
-from adapters.discord.results_post import DiscordResults
+from adapters.discord.results_post import DiscordResults, public_card
 from adapters.discord.sender import NO_MENTIONS
 from adapters.discord.sink import DiscordSink
 from adapters.discord.webhooks import PersonaWebhooks
@@ -129,12 +129,14 @@ class Launcher:
             except DebateError as exc:
                 await self._refuse_late(interaction, str(exc))
                 return
-        card = await interaction.followup.send(
+        card: discord.Message | None = await interaction.followup.send(
             messages.started(thread.id, spec.topic),
             allowed_mentions=NO_MENTIONS,
             view=controls_view(debate_id),  # Stop, Status, Transcript (adapters/discord/controls.py)
             wait=True,
         )
+        if request.has_files:  # that reply was private (files are checked late): the channel gets a card
+            card = await public_card(plan.channel, messages.started(thread.id, spec.topic), debate_id)
         # the result, when it ends, to this channel and on the card (adapters/discord/results_post.py)
         self.results.follow(debate_id, channel=plan.channel, thread_id=thread.id, card=card)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import discord
 
-from adapters.discord.controls import TRANSCRIPT, CardButton
+from adapters.discord.controls import TRANSCRIPT, CardButton, controls_view
 from adapters.discord.sender import NO_MENTIONS
 from adapters.host import Host
 from adapters.results import DebateResult, result_of
@@ -50,6 +50,17 @@ def transcript_only(debate_id: str) -> discord.ui.View:
     view = discord.ui.View(timeout=None)
     view.add_item(CardButton(TRANSCRIPT, debate_id))
     return view
+
+
+async def public_card(
+    channel: discord.TextChannel | discord.Thread, text: str, debate_id: str
+) -> discord.Message | None:
+    """The start card for the channel to see, with its buttons (when the reply to /debate was private)."""
+    try:
+        return await channel.send(text, view=controls_view(debate_id), allowed_mentions=NO_MENTIONS)
+    except discord.HTTPException as exc:
+        log.warning("debate %s: could not post its start card: %s", debate_id, exc)
+        return None
 
 
 @dataclass(frozen=True)

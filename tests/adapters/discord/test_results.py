@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.adapters.discord.conftest import TOPIC, World
+from tests.adapters.discord.test_formats import NOTES, PANEL
 
 PAUSED: dict[str, Any] = {"humans": "vote"}
 
@@ -38,3 +41,19 @@ async def test_a_stopped_debate_is_reported_as_stopped(world: World) -> None:
     assert posted.content.splitlines()[0] == f"🏁 **Debate over: {TOPIC}** (stopped by alice)"
     assert "🏆" not in posted.content
     assert started.response.content.splitlines()[1] == "🏁 Stopped by alice"
+
+
+@pytest.mark.rostra(script=PANEL, formats={"panel": {"rounds": 0}})
+async def test_a_start_with_files_still_shows_the_channel_a_card(world: World) -> None:
+    files = {f"document{i}": note for i, note in enumerate(NOTES, 1)}
+    result = await world.start(format="panel", topic="What should the city do about cars?", **files)
+    await world.env.settle()
+    assert result.ephemeral  # the reply to the person stays private (files are checked late)
+    thread = world.thread()
+    [card] = [m for m in world.channel.history() if m.content.startswith("🎙️ Debate started")]
+    lines = card.content.splitlines()
+    assert lines[0] == f"🎙️ Debate started: **What should the city do about cars?** → <#{thread.id}>"
+    assert lines[1].startswith("🏁 ")  # and it carries the result once over
+    assert [c.label for row in card.components for c in row.children] == ["Transcript"]
+    [posted] = [m for m in world.channel.history() if m.content.startswith("🏁 **Debate over")]
+    assert posted.content.splitlines()[-1] == f"The whole debate: <#{thread.id}>"
