@@ -14,6 +14,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
+from adapters.slack.ballot_flow import register_ballot_buttons
 from adapters.slack.card_buttons import register_card_buttons
 from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.errors import SlackConfigError
@@ -105,6 +106,7 @@ def _register(app: SlackApp, rt: Host) -> None:
     register(app, app.front)
     register_home(app, rt)
     register_card_buttons(app, app.front)
+    register_ballot_buttons(app, rt)
 
 
 def create_oauth_app(rt: Host, *, socket_mode: bool | None, stores: OAuthStores | None) -> SlackApp:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from adapters.slack.ballot_blocks import ballot_block
 from adapters.slack.blocks import MAX_BLOCKS, capped, context, section, sections
 from adapters.slack.card_controls import card_controls
 from adapters.slack.emoji import option_mark, option_reactions
@@ -299,37 +300,41 @@ def _ai_line(ballot: BallotView, voter: PersonaRef | None, vote: VoteCast | None
     return f"{voter.emoji} {escape(voter.name)} {waiting}"
 
 
-def _people_line(ballot: BallotView) -> str:
+def _people_line(ballot: BallotView, *, buttons: bool = False) -> str:
     mode = ballot.started.humans
+    react, react_ = ("click", "Click") if buttons else ("react with", "React with")
     if ballot.closed is not None:
         return "Voting is closed." if mode != "off" else ""
     if ballot.window is not None:
         seconds = int(ballot.window.window)
         if ballot.window.reason == "tie" and ballot.narrowed:
+            others = "the other options don't count" if buttons else "reactions for other options don't count"
             lead = (
-                f"*It's a tie between {ballot.marks(joiner='and')}: people decide!* React with one of"
-                f" them within {span(seconds)}; reactions for other options don't count."
+                f"*It's a tie between {ballot.marks(joiner='and')}: people decide!* {react_} one of"
+                f" them within {span(seconds)}; {others}."
             )
         elif ballot.window.reason == "tie":
-            lead = f"*It's a tie: people decide!* React with {ballot.marks()} within {span(seconds)}."
+            lead = f"*It's a tie: people decide!* {react_} {ballot.marks()} within {span(seconds)}."
         elif ballot.started.voters:
             lead = (
-                f"*People vote too* ({seconds} s): react with {ballot.marks()}."
+                f"*People vote too* ({seconds} s): {react} {ballot.marks()}."
                 " The people's majority counts as one more vote."
             )
         else:
-            lead = f"*Your vote* ({seconds} s): react with {ballot.marks()}."
+            lead = f"*Your vote* ({seconds} s): {react} {ballot.marks()}."
         counts = ballot.tally_text(ballot.people_tally(), ballot.open_keys)
-        return f"{lead} One vote each; your newest reaction counts.\nPeople so far: {counts}"
+        rule = "your last click counts" if buttons else "your newest reaction counts"
+        return f"{lead} One vote each; {rule}.\nPeople so far: {counts}"
     if mode == "tiebreak":
-        return f"If the AI voters tie, people decide: react with {ballot.marks()}."
+        return f"If the AI voters tie, people decide: {react} {ballot.marks()}."
     if mode == "vote":
         who = "People vote too" if ballot.started.voters else "Your vote"
-        return f"{who}: react with {ballot.marks()} when voting opens."
+        return f"{who}: {react} {ballot.marks()} when voting opens."
     return ""
 
 
-def vote_card(ballot: BallotView) -> tuple[str, tuple[Block, ...]]:
+def vote_card(ballot: BallotView, *, buttons: bool = False) -> tuple[str, tuple[Block, ...]]:
+    """`buttons`: people vote with the card's buttons (adapters/slack/ballot_buttons.py), not reactions."""
     started = ballot.started
     head = f"*🗳️ {escape(started.title)}*"
     if started.subject is not None:
@@ -349,9 +354,17 @@ def vote_card(ballot: BallotView) -> tuple[str, tuple[Block, ...]]:
         if closed.note:
             result.append(f"_{escape(closed.note)}_")
         blocks.append(section("\n".join(result)))
-    people = _people_line(ballot)
+    people = _people_line(ballot, buttons=buttons)
     if people:
         blocks.append(context(people))
+    if buttons and ballot.window is not None and closed is None:  # people vote with buttons
+        shown = []
+        for key in ballot.open_keys:
+            option = ballot.option(key)
+            if option is not None:
+                shown.append((key, f"{option_mark(option, ballot.reactions[key])} {option.label}"))
+        block = ballot_block(started.vote_id, shown, ballot.people_tally())
+        blocks = [*blocks[: MAX_BLOCKS - 1], block]
     return f"Vote: {escape(started.title)}", capped(blocks)
 
 

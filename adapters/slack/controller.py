@@ -109,7 +109,7 @@ class SlackFrontEnd:
                 assert_never(command)
 
     async def reaction(self, reaction: ReactionRequest, *, bot_user_id: str | None) -> None:
-        if reaction.user == bot_user_id:
+        if reaction.user == bot_user_id or self.settings.ballot == "buttons":  # buttons: clicks vote
             return
         sink = self._sinks.get(reaction.channel)
         if sink is not None and sink.shows_vote(reaction.ts):

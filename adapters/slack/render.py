@@ -111,9 +111,10 @@ class _Turn:
 class SlackView:
     """Turns each event into ops for the thread, in order."""
 
-    def __init__(self, *, streaming: bool, limit: int) -> None:
+    def __init__(self, *, streaming: bool, limit: int, buttons: bool = False) -> None:
         self.streaming = streaming
         self.limit = limit
+        self.buttons = buttons  # people vote with buttons on the vote cards, not reactions
         self._turns: dict[str, _Turn] = {}
         self._ballots: dict[str, BallotView] = {}
         self._started: DebateStarted | None = None
@@ -160,8 +161,9 @@ class SlackView:
             case VotingStarted():
                 started = BallotView(event, option_reactions(event.options))
                 self._ballots[event.vote_id] = started
-                text, blocks = vote_card(started)
-                reactions = tuple(started.reactions.values()) if event.humans != "off" else ()
+                text, blocks = vote_card(started, buttons=self.buttons)
+                seeded = event.humans != "off" and not self.buttons
+                reactions = tuple(started.reactions.values()) if seeded else ()
                 return [Post(vote_key(event.vote_id), text, blocks, reactions=reactions)]
             case HumanVoteOpened() | VoteCast() | VoteWithdrawn() | VotingClosed():
                 return self._ballot_changed(event)
@@ -309,7 +311,7 @@ class SlackView:
         return [self._card(ballot, interim=interim)]
 
     def _card(self, ballot: BallotView, *, interim: bool) -> Update:
-        text, blocks = vote_card(ballot)
+        text, blocks = vote_card(ballot, buttons=self.buttons)
         return Update(vote_key(ballot.started.vote_id), text, blocks, interim=interim)
 
     def _verdict(self, event: Verdict) -> Post:

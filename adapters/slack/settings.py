@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -29,6 +31,11 @@ class SlackSettings(BaseModel):
         le=600,
         description="seconds people have to vote, where a format takes a window and the request sets"
         " none (Slack is read in passing); unset: the format's own default",
+    )
+    ballot: Literal["reactions", "buttons"] = Field(
+        "reactions",
+        description="how people vote on vote cards: reactions (live, the default) or buttons (one vote"
+        " each, private confirmation, no Add Reactions needed)",
     )
     post_results: bool = Field(
         True, description="when a debate ends, tell the channel the result (a reply also sent to the channel)"
