@@ -89,8 +89,9 @@ def _final_text(event: TurnCompleted, document: str | None = None) -> str:
 class DiscordView:
     """Turns each event into display operations, in order."""
 
-    def __init__(self, *, streaming: bool) -> None:
+    def __init__(self, *, streaming: bool, buttons: bool = False) -> None:
         self.streaming = streaming
+        self.buttons = buttons  # people vote with buttons (adapters/discord/ballot_buttons.py)
         self._started: DebateStarted | None = None
         self._turns: dict[str, _Turn] = {}
         self._shown: set[str] = set()
@@ -136,7 +137,7 @@ class DiscordView:
                 ballot = self._ballots[event.vote_id] = BallotView(event)
                 ops: list[Op] = [self._card(ballot)]
                 emojis = tuple(o.emoji for o in event.options if o.emoji)
-                if event.humans != "off" and emojis:
+                if event.humans != "off" and emojis and not self.buttons:
                     ops.append(React(vote_slot(event.vote_id), emojis))
                 return ops
             case HumanVoteOpened():

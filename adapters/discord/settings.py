@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ARCHIVE_MINUTES = (60, 1440, 4320, 10080)
@@ -24,6 +26,11 @@ class DiscordSettings(BaseModel):
     thread_archive_minutes: int = Field(1440, description="auto-archive for debate threads")
     webhook_name: str = Field(
         "Rostra", min_length=1, max_length=80, description="name of the webhook personas speak through"
+    )
+    ballot: Literal["reactions", "buttons"] = Field(
+        "reactions",
+        description="how people vote on vote cards: reactions (live, the default) or buttons (one vote"
+        " each, private confirmation, no Add Reactions needed)",
     )
     send_retries: int = Field(2, ge=0, le=5, description="retries of a send Discord answered 5xx or 429")
     retry_delay: float = Field(1.0, ge=0.0, le=30.0, description="seconds before the first retry (doubles)")
