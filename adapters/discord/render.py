@@ -4,9 +4,10 @@ state rendering needs (turn texts, vote cards, the opening card)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import assert_never
 
+from adapters.ballot_words import clicking
 from adapters.discord.cards import (
     clock_line,
     closing_card,
@@ -209,6 +210,7 @@ class DiscordView:
     def _opening(self, status: str = "", *, live: bool = False) -> Show:
         assert self._started is not None
         card = opening_card(self._started, status=status)
+        card = clicking_card(card) if self.buttons else card
         return Show(OPENING, (Post(cards=(card,)),), live=live)
 
     def _turn_started(self, event: TurnStarted) -> list[Op]:
@@ -220,7 +222,8 @@ class DiscordView:
         return []
 
     def _card(self, view: BallotView, *, live: bool = False) -> Show:
-        return Show(vote_slot(view.started.vote_id), (Post(cards=(vote_card(view),)),), live=live)
+        card = clicking_card(vote_card(view)) if self.buttons else vote_card(view)
+        return Show(vote_slot(view.started.vote_id), (Post(cards=(card,)),), live=live)
 
     def _ballot_update(
         self, vote_id: str, *, window: HumanVoteOpened | None = None, closed: VotingClosed | None = None
@@ -243,3 +246,9 @@ class DiscordView:
         if self._started is not None:
             ops.append(self._opening(f"Ended: {ending_text(event)}"))
         return ops
+
+
+def clicking_card(card: Card) -> Card:
+    """The card's voting instructions for button ballots (adapters/ballot_words.py)."""
+    fields = tuple(replace(f, value=clicking(f.value)) for f in card.fields)
+    return replace(card, description=clicking(card.description), fields=fields)

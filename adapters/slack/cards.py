@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from adapters.ballot_words import clicking
 from adapters.slack.ballot_blocks import ballot_block
 from adapters.slack.blocks import MAX_BLOCKS, capped, context, section, sections
 from adapters.slack.card_controls import card_controls
@@ -211,6 +212,7 @@ def opening_card(
     cast: tuple[CastMember, ...] = (),
     settings: Mapping[str, Any] | None = None,
     live: bool = True,
+    buttons: bool = False,
 ) -> tuple[str, tuple[Block, ...]]:
     """The channel message the debate's thread hangs from: topic, format, cast, how to vote, status,
     and its buttons (Stop and Status only while `live`)."""
@@ -226,6 +228,8 @@ def opening_card(
             )
         )
     voting = how_to_vote(fmt, settings, cast) if cast else None
+    if voting and buttons:  # people vote with the vote cards' buttons (adapters/ballot_words.py)
+        voting = clicking(voting)
     if voting:
         blocks.append(section(voting))
     blocks.append(context(status))

@@ -234,6 +234,7 @@ class SlackView:
                 settings=dict(started.settings),
                 status=status,
                 live=completed is None,
+                buttons=self.buttons,
             )
         return Update(OPENING, text, blocks, interim=interim)
 

@@ -37,7 +37,9 @@ def closed_of(events: list[Any]) -> VotingClosed:
 async def test_one_vote_per_member_changeable_and_disabled_at_close(world: World) -> None:
     await world.start()
     ballot = card(world.thread(), "🗳️")
-    assert "**It's a tie — people decide.**" in (ballot.embeds[0].description or "")
+    text = ballot.embeds[0].description or ""
+    assert "**It's a tie — people decide.** Click ✅ Keep or ❌ Replace; voting closes <t:" in text
+    assert "react" not in text.lower().replace("reactions", "")
     assert labels(ballot) == [("Keep", False), ("Replace", False)]
     assert not ballot.reactions  # nothing seeded: no Add Reactions needed, no bot counts to subtract
 

@@ -61,6 +61,9 @@ async def test_one_vote_each_changeable_counted_live_and_closed(tmp_path: Path, 
         card = vote_card(slack)
         assert "Click ✅ Keep or ❌ Replace" in blocks_text(card)
         assert sorted(buttons(card)) == ["keep", "replace"]
+        how = blocks_text(slack.opening())
+        assert "If they tie, *you decide*: click on the vote card with" in how
+        assert "One vote each: your last click counts." in how
 
         assert await click(slack, ALICE, "replace") == "You voted ❌ Replace."
         assert await click(slack, ALICE, "replace") == "You already voted ❌ Replace."
