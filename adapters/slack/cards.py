@@ -16,7 +16,7 @@ from adapters.slack.card_controls import card_controls
 from adapters.slack.emoji import option_mark, option_reactions
 from adapters.slack.ops import Block
 from adapters.slack.text import escape, model_text
-from adapters.slack.windows import span
+from adapters.slack.windows import closes_at, span
 from core.events import DebateCompleted, HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
 from core.formats.arena import OPTIONS as ARENA_OPTIONS
 from core.formats.council import ABSTAIN
@@ -328,7 +328,7 @@ def _people_line(ballot: BallotView, *, buttons: bool = False) -> str:
             lead = f"*Your vote* ({seconds} s): {react} {ballot.marks()}."
         counts = ballot.tally_text(ballot.people_tally(), ballot.open_keys)
         rule = "your last click counts" if buttons else "your newest reaction counts"
-        return f"{lead} One vote each; {rule}.\nPeople so far: {counts}"
+        return f"{lead} One vote each; {rule}.\nPeople so far: {counts}{closes_at(ballot.window)}"
     if mode == "tiebreak":
         return f"If the AI voters tie, people decide: {react} {ballot.marks()}."
     if mode == "vote":

@@ -4,7 +4,10 @@ passing, not watched), said in words that fit the length."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
+
+from core.events import HumanVoteOpened
 
 WINDOW_OPTION = "human_window"
 
@@ -26,3 +29,14 @@ def span(seconds: int) -> str:
     if minutes < 2:
         return f"{int(seconds)} s"
     return f"{minutes} min" + (f" {rest} s" if rest else "")
+
+
+def closes_at(window: HumanVoteOpened) -> str:
+    """` · voting closes at 14:05` in each reader's own time zone (Slack's date token), or nothing
+    when the window's start is unknown."""
+    start = window.at.timestamp()
+    if start <= 0:
+        return ""
+    end = start + window.window
+    fallback = datetime.fromtimestamp(end, tz=UTC).strftime("%H:%M UTC")
+    return f" · voting closes at <!date^{int(end)}^{{time}}|{fallback}>"

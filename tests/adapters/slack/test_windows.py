@@ -3,13 +3,16 @@ takes a window and the request sets none, and said on the opening card in words 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from adapters.slack.windows import span, with_platform_window
+from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import blocks_text, open_harness
 from tests.adapters.slack.fake_slack import FakeSlack
+from tests.adapters.slack.test_resume import TIE
 
 SLACK_DEFAULT = {"human_window": 120}
 
@@ -51,3 +54,26 @@ async def test_the_format_default_when_slack_sets_none(tmp_path: Path, api: Fake
         assert "human_window" not in handle.spec.options
         await slack.settle()
         assert "within 30 s" in blocks_text(slack.opening())
+
+
+async def test_an_open_window_says_when_it_closes(tmp_path: Path, api: FakeSlack) -> None:
+    clock = HeldClock(hold=5)
+    async with open_harness(tmp_path, api, script=TIE, clock=clock, slack=SLACK_DEFAULT) as slack:
+        await slack.mention("debate Should cities ban cars?")
+        await slack.wait_running()
+
+        def card_text() -> str:
+            cards = [m for m in slack.thread() if m["text"].startswith("Vote: ")]
+            return blocks_text(cards[0]) if cards else ""
+
+        await api.wait_until(lambda: "It's a tie" in card_text())
+        text = card_text()
+        assert "within 2 min" in text
+        closes = re.search(r"voting closes at <!date\^(\d+)\^\{time\}\|(\d\d:\d\d) UTC>", text)
+        assert closes is not None, text
+        opened = next(
+            e for e in await slack.events(await slack.only_debate_id()) if e.kind == "human_vote_opened"
+        )
+        assert int(closes.group(1)) == int(opened.at.timestamp() + 120)
+        await clock.release()
+        await slack.settle()
