@@ -104,3 +104,19 @@ def controls_view(debate_id: str) -> discord.ui.View:
     for action in (STOP, STATUS, TRANSCRIPT):
         view.add_item(CardButton(action, debate_id))
     return view
+
+
+def transcript_view(debate_id: str) -> discord.ui.View:
+    """What a finished debate's cards keep: Transcript."""
+    view = discord.ui.View(timeout=None)
+    view.add_item(CardButton(TRANSCRIPT, debate_id))
+    return view
+
+
+async def show_controls(thread: discord.Thread, message_id: int, debate_id: str, *, live: bool) -> None:
+    """Put the buttons on the thread's opening card (only Transcript once the debate is over)."""
+    view = controls_view(debate_id) if live else transcript_view(debate_id)
+    try:
+        await thread.get_partial_message(message_id).edit(view=view)
+    except discord.HTTPException as exc:
+        log.warning("debate %s: could not update the opening card's buttons: %s", debate_id, exc)

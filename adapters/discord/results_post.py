@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import discord
 
-from adapters.discord.controls import TRANSCRIPT, CardButton, controls_view
+from adapters.discord.controls import controls_view, transcript_view
 from adapters.discord.sender import NO_MENTIONS
 from adapters.host import Host
 from adapters.results import DebateResult, result_of
@@ -47,9 +47,7 @@ def card_result(result: DebateResult) -> str:
 
 
 def transcript_only(debate_id: str) -> discord.ui.View:
-    view = discord.ui.View(timeout=None)
-    view.add_item(CardButton(TRANSCRIPT, debate_id))
-    return view
+    return transcript_view(debate_id)
 
 
 async def public_card(

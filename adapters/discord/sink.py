@@ -26,13 +26,22 @@ import discord
 from adapters.discord import messages
 from adapters.discord.ballot_buttons import show_buttons
 from adapters.discord.ballots import CardBallot, CardRegistry
+from adapters.discord.controls import show_controls
 from adapters.discord.outgoing import Op, Post, React, Show
-from adapters.discord.render import DiscordView, vote_slot
+from adapters.discord.render import OPENING, DiscordView, vote_slot
 from adapters.discord.sender import Sender, Sent
 from adapters.discord.settings import DiscordSettings
 from adapters.discord.throttle import EditThrottle
 from adapters.discord.webhooks import PersonaWebhooks
-from core.events import DebateCompleted, Event, HumanVoteOpened, TurnDelta, VotingClosed, VotingStarted
+from core.events import (
+    DebateCompleted,
+    DebateStarted,
+    Event,
+    HumanVoteOpened,
+    TurnDelta,
+    VotingClosed,
+    VotingStarted,
+)
 from core.models import VoteOption
 from core.ports import Store
 from core.session import DebateHandle
@@ -303,6 +312,8 @@ class DiscordSink:
         return ballot
 
     async def _follow_up(self, event: Event) -> None:
+        if isinstance(event, DebateStarted | DebateCompleted):  # the opening card's buttons
+            await self._opening_buttons(live=isinstance(event, DebateStarted))
         if isinstance(event, HumanVoteOpened) and self._buttons:
             self._button_options[event.vote_id] = event.options
             await self._ballot_buttons(event.vote_id, closed=False)
@@ -320,6 +331,11 @@ class DiscordSink:
             for show in self._throttle.drop():
                 await self._guarded(show)
             self._on_finished(event.debate_id)
+
+    async def _opening_buttons(self, *, live: bool) -> None:
+        ids = self._message_ids(OPENING)
+        if ids and self._debate_id is not None:
+            await show_controls(self._thread, ids[0], self._debate_id, live=live)
 
     async def _ballot_buttons(self, vote_id: str, *, closed: bool) -> None:
         ids = self._message_ids(vote_slot(vote_id))

@@ -108,3 +108,22 @@ async def test_the_buttons_work_after_a_restart(world: World) -> None:
     assert said(done).startswith("Stopping the debate")
     last = (await world.events())[-1]
     assert isinstance(last, DebateCompleted) and last.reason == "stopped"
+
+
+async def test_the_threads_opening_card_carries_the_buttons_too(world: World) -> None:
+    await world.start(**PAUSED)
+    record = await world.latest()
+    thread = world.thread()
+    opening = next(m for m in thread.history() if m.embeds and m.embeds[0].title == f"🎙️ {TOPIC}")
+    ids = [c.custom_id for row in opening.components for c in row.children]
+    assert ids == [f"rostra:stop:{record.id}", f"rostra:status:{record.id}", f"rostra:transcript:{record.id}"]
+
+    status = await world.bob.click(opening, label="Status")  # from inside the thread
+    assert TOPIC in said(status)
+    asked = await world.alice.click(opening, label="Stop")
+    assert asked.response is not None
+    done = await world.alice.click(asked.response, label="Yes, stop it")
+    assert said(done).startswith("Stopping the debate")
+    await world.env.settle()
+    opening = next(m for m in thread.history() if m.id == opening.id)
+    assert [c.label for row in opening.components for c in row.children] == ["Transcript"]
