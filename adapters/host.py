@@ -44,6 +44,12 @@ class HostSecrets(Protocol):
     @property
     def slack_app_token(self) -> SecretStr | None: ...
 
+    @property
+    def slack_client_id(self) -> SecretStr | None: ...
+
+    @property
+    def slack_client_secret(self) -> SecretStr | None: ...
+
 
 class Host(Protocol):
     @property

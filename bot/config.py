@@ -60,6 +60,8 @@ class Secrets(BaseSettings):
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
     slack_app_token: SecretStr | None = None
+    slack_client_id: SecretStr | None = None  # with the client secret: many workspaces (OAuth install)
+    slack_client_secret: SecretStr | None = None
 
     def values(self) -> list[str]:
         """Every secret that is set (each field of this class is one), for redaction."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
+    from adapters.slack.installations import OAuthStores
     from adapters.slack.settings import SlackSettings
     from bot.config import Config, Secrets
     from core.clock import Clock
@@ -74,6 +75,11 @@ def choose_mode(
         text = secret.get_secret_value().strip() if secret is not None else ""
         return text or None
 
+    if value(secrets.slack_client_id) and value(secrets.slack_client_secret):
+        # many workspaces (OAuth install): HTTP only, tokens come from installs (docs/slack.md)
+        if value(secrets.slack_signing_secret) is None:
+            raise UsageError("SLACK_SIGNING_SECRET is not set: HTTP mode needs it; see docs/slack.md")
+        return Mode(socket=False, host=host or settings.http_host, port=port or settings.http_port)
     if value(secrets.slack_bot_token) is None:
         raise UsageError(
             "SLACK_BOT_TOKEN is not set: install the app from slack-manifest.yaml and export its"
@@ -137,8 +143,9 @@ async def serve(
     logging.getLogger("slack_bolt.AsyncApp").addFilter(_not_the_unused_token_warning)
     async with Runtime(config, secrets=secrets, clock=clock) as rt:
         rt.enable_failover()
+        stores = oauth_stores(config, secrets)
         try:
-            app = create_app(rt, socket_mode=mode.socket)
+            app = create_app(rt, socket_mode=mode.socket, oauth_stores=stores)
         except SlackConfigError as exc:
             return _fail(str(exc))
 
@@ -149,7 +156,7 @@ async def serve(
                 log.exception("could not resume the Slack debates a restart cut short")
 
         try:
-            team = await check_token(app)
+            team = await check_token(app) if stores is None else "every workspace that installs Rostra"
             url = await check_app_token(app, mode.app_token) if mode.socket and mode.app_token else None
             watch_platform(rt, "slack", lambda: not stop.is_set())  # for /readyz: token accepted, serving
             print(f"rostra: serving {team} in Slack ({mode.describe()}); Ctrl+C stops", file=sys.stderr)
@@ -164,11 +171,23 @@ async def serve(
             return _fail(f"cannot serve {mode.describe()}: {exc.strerror or exc}")
         finally:
             await app.aclose()
+            if stores is not None:
+                await stores.close()
     return 0
 
 
 def _not_the_unused_token_warning(record: logging.LogRecord) -> bool:
     return "`token` will be unused" not in record.getMessage()
+
+
+def oauth_stores(config: Config, secrets: Secrets) -> OAuthStores | None:
+    """The installation and OAuth-state stores (in the SQLite file) when serving many workspaces."""
+    from adapters.slack.installations import OAuthStores
+    from core.storage.sqlite import sqlite_path
+
+    if secrets.slack_client_id is None or secrets.slack_client_secret is None:
+        return None
+    return OAuthStores.sqlite(sqlite_path(config.storage.url))
 
 
 def _on_signals(stop: asyncio.Event) -> None:

@@ -10,7 +10,9 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from adapters.discord.ballot_buttons import BallotButton
 from adapters.discord.commands import DebateCommands, build_group
+from adapters.discord.controls import CardButton
 from adapters.discord.desk import DebateDesk
 from adapters.discord.launch import Launcher
 from adapters.discord.resume import Resumer
@@ -55,6 +57,7 @@ class RostraBot(commands.Bot):
         self.tree.error(self._command_failed)
 
     async def setup_hook(self) -> None:
+        self.add_dynamic_items(CardButton, BallotButton)  # card and ballot buttons, after restarts too
         self.tree.add_command(build_group(self.debate_commands), override=True)
         guild_id = self.settings.dev_guild_id
         if guild_id is not None:
@@ -88,6 +91,7 @@ class RostraBot(commands.Bot):
             resuming.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await resuming
+        await self.debate_commands.launcher.results.aclose()
         await self.desk.aclose()
         await super().close()
 
@@ -99,6 +103,8 @@ class RostraBot(commands.Bot):
         return payload.member is None or not payload.member.bot
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        if self.settings.ballot == "buttons":  # people vote with the cards' buttons
+            return
         card = self.desk.cards.get(payload.message_id)
         if card is None or not self._is_person(payload):
             return
@@ -106,6 +112,8 @@ class RostraBot(commands.Bot):
         await card.reacted(str(payload.user_id), name, str(payload.emoji))
 
     async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
+        if self.settings.ballot == "buttons":
+            return
         card = self.desk.cards.get(payload.message_id)
         if card is None or not self._is_person(payload):
             return

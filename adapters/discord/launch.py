@@ -12,9 +12,11 @@ import discord
 from adapters.discord import messages
 from adapters.discord.access import may_run_debates
 from adapters.discord.cards import clip
+from adapters.discord.controls import controls_view
 from adapters.discord.desk import DebateDesk, Running
 from adapters.discord.documents import read_document, read_documents
 from adapters.discord.permissions import missing_permissions
+from adapters.discord.results_post import DiscordResults, public_card
 from adapters.discord.sender import NO_MENTIONS
 from adapters.discord.sink import DiscordSink
 from adapters.discord.webhooks import PersonaWebhooks
@@ -106,6 +108,7 @@ class Launcher:
         self.desk = desk
         self.webhooks = webhooks
         self.settings = rt.config.discord
+        self.results = DiscordResults(rt)
 
     async def start(self, interaction: discord.Interaction, request: StartRequest) -> None:
         plan = self._plan(interaction, request)
@@ -128,11 +131,20 @@ class Launcher:
                 await self._refuse_late(interaction, messages.cannot_open_thread(exc), private=private)
                 return
             try:
-                await self._launch(interaction, spec, plan, thread)
+                debate_id = await self._launch(interaction, spec, plan, thread)
             except DebateError as exc:
                 await self._refuse_late(interaction, str(exc), private=private)
                 return
-        await interaction.followup.send(messages.started(thread.id, spec.topic), allowed_mentions=NO_MENTIONS)
+        card: discord.Message | None = await interaction.followup.send(
+            messages.started(thread.id, spec.topic),
+            allowed_mentions=NO_MENTIONS,
+            view=controls_view(debate_id),  # Stop, Status, Transcript (adapters/discord/controls.py)
+            wait=True,
+        )
+        if request.has_files:  # that reply was private (files are checked late): the channel gets a card
+            card = await public_card(plan.channel, messages.started(thread.id, spec.topic), debate_id)
+        # the result, when it ends, to this channel and on the card (adapters/discord/results_post.py)
+        self.results.follow(debate_id, channel=plan.channel, thread_id=thread.id, card=card)
 
     # --- checks (synchronous: all of them fit well inside the 3 s before a reply is due) --------
 
@@ -203,7 +215,7 @@ class Launcher:
 
     async def _launch(
         self, interaction: discord.Interaction, spec: DebateSpec, plan: _Plan, thread: discord.Thread
-    ) -> None:
+    ) -> str:
         me = interaction.client.user
         assert me is not None
         sink = DiscordSink(
@@ -213,7 +225,7 @@ class Launcher:
             settings=self.settings,
             store=self.rt.store,
             cards=self.desk.cards,
-            on_finished=self.desk.finished,
+            on_finished=self._finished,
         )
         binding = Binding(
             platform=PLATFORM, scope=str(plan.guild.id), channel=str(thread.id), started_by=str(plan.user.id)
@@ -232,6 +244,11 @@ class Launcher:
             ("discord.origin_id", plan.channel.id),
         ):
             await self.rt.store.set_binding_value(handle.debate_id, key, str(value))
+        return handle.debate_id
+
+    def _finished(self, debate_id: str) -> None:
+        self.desk.finished(debate_id)
+        self.results.ended(debate_id)
 
     @staticmethod
     async def _refuse_late(interaction: discord.Interaction, text: str, *, private: bool) -> None:

@@ -4,9 +4,10 @@ state rendering needs (turn texts, vote cards, the opening card)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import assert_never
 
+from adapters.ballot_words import clicking
 from adapters.discord.cards import (
     clock_line,
     closing_card,
@@ -89,8 +90,9 @@ def _final_text(event: TurnCompleted, document: str | None = None) -> str:
 class DiscordView:
     """Turns each event into display operations, in order."""
 
-    def __init__(self, *, streaming: bool) -> None:
+    def __init__(self, *, streaming: bool, buttons: bool = False) -> None:
         self.streaming = streaming
+        self.buttons = buttons  # people vote with buttons (adapters/discord/ballot_buttons.py)
         self._started: DebateStarted | None = None
         self._turns: dict[str, _Turn] = {}
         self._shown: set[str] = set()
@@ -140,7 +142,7 @@ class DiscordView:
                 # reactions on a card nobody can vote on, none counted as votes
                 opened = self._ballot_update(event.vote_id, window=event)
                 emojis = tuple(o.emoji for o in event.options if o.emoji)
-                if opened and emojis:
+                if opened and emojis and not self.buttons:  # buttons: people click instead
                     opened.append(React(vote_slot(event.vote_id), emojis))
                 return opened
             case VoteCast():
@@ -210,6 +212,7 @@ class DiscordView:
     def _opening(self, status: str = "", *, live: bool = False) -> Show:
         assert self._started is not None
         card = opening_card(self._started, status=status)
+        card = clicking_card(card) if self.buttons else card
         return Show(OPENING, (Post(cards=(card,)),), live=live)
 
     def _turn_started(self, event: TurnStarted) -> list[Op]:
@@ -221,7 +224,8 @@ class DiscordView:
         return []
 
     def _card(self, view: BallotView, *, live: bool = False) -> Show:
-        return Show(vote_slot(view.started.vote_id), (Post(cards=(vote_card(view),)),), live=live)
+        card = clicking_card(vote_card(view)) if self.buttons else vote_card(view)
+        return Show(vote_slot(view.started.vote_id), (Post(cards=(card,)),), live=live)
 
     def _ballot_update(
         self, vote_id: str, *, window: HumanVoteOpened | None = None, closed: VotingClosed | None = None
@@ -244,3 +248,9 @@ class DiscordView:
         if self._started is not None:
             ops.append(self._opening(f"Ended: {ending_text(event)}"))
         return ops
+
+
+def clicking_card(card: Card) -> Card:
+    """The card's voting instructions for button ballots (adapters/ballot_words.py)."""
+    fields = tuple(replace(f, value=clicking(f.value)) for f in card.fields)
+    return replace(card, description=clicking(card.description), fields=fields)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ARCHIVE_MINUTES = (60, 1440, 4320, 10080)
@@ -24,6 +26,11 @@ class DiscordSettings(BaseModel):
     thread_archive_minutes: int = Field(1440, description="auto-archive for debate threads")
     webhook_name: str = Field(
         "Rostra", min_length=1, max_length=80, description="name of the webhook personas speak through"
+    )
+    ballot: Literal["reactions", "buttons"] = Field(
+        "reactions",
+        description="how people vote on vote cards: reactions (live, the default) or buttons (one vote"
+        " each, private confirmation, no Add Reactions needed)",
     )
 
     shard_id: int | None = Field(

@@ -24,14 +24,25 @@ from dataclasses import dataclass, field
 import discord
 
 from adapters.discord import messages
+from adapters.discord.ballot_buttons import show_buttons
 from adapters.discord.ballots import CardBallot, CardRegistry
+from adapters.discord.controls import show_controls
 from adapters.discord.outgoing import Op, Post, React, Show
-from adapters.discord.render import DiscordView, vote_slot
+from adapters.discord.render import OPENING, DiscordView, vote_slot
 from adapters.discord.sender import Sender, Sent
 from adapters.discord.settings import DiscordSettings
 from adapters.discord.throttle import EditThrottle
 from adapters.discord.webhooks import PersonaWebhooks
-from core.events import DebateCompleted, Event, HumanVoteOpened, TurnDelta, VotingClosed, VotingStarted
+from core.events import (
+    DebateCompleted,
+    DebateStarted,
+    Event,
+    HumanVoteOpened,
+    TurnDelta,
+    VotingClosed,
+    VotingStarted,
+)
+from core.models import VoteOption
 from core.ports import Store
 from core.session import DebateHandle
 
@@ -80,7 +91,10 @@ class DiscordSink:
         self._sender = Sender(
             thread=thread, webhooks=webhooks, owner_id=owner_id, settings=settings, remember=self._remember
         )
-        self._view = DiscordView(streaming=settings.streaming)
+        self._thread = thread
+        self._buttons = settings.ballot == "buttons"  # button ballots (adapters/discord/ballot_buttons.py)
+        self._button_options: dict[str, tuple[VoteOption, ...]] = {}
+        self._view = DiscordView(streaming=settings.streaming, buttons=self._buttons)
         self._store = store
         self._cards = cards
         self._throttle = EditThrottle(settings.edit_interval, time.monotonic)
@@ -171,7 +185,8 @@ class DiscordSink:
                 await handle.stop("the debate thread was deleted")
             return
         for ballot in list(self._ballots.values()):
-            await ballot.sync()
+            if not self._buttons:  # button votes are in the log already; reactions may have changed
+                await ballot.sync()
 
     async def finish(self) -> None:
         """Wait until everything queued is delivered, then close (a debate the core closed itself)."""
@@ -342,11 +357,18 @@ class DiscordSink:
         return ballot
 
     async def _follow_up(self, event: Event) -> None:
-        if isinstance(event, HumanVoteOpened):
+        if isinstance(event, DebateStarted | DebateCompleted):  # the opening card's buttons
+            await self._opening_buttons(live=isinstance(event, DebateStarted))
+        if isinstance(event, HumanVoteOpened) and self._buttons:
+            self._button_options[event.vote_id] = event.options
+            await self._ballot_buttons(event.vote_id, closed=False)
+        elif isinstance(event, HumanVoteOpened):
             opened = self._ballots.get(event.vote_id)
             if opened is not None:
                 await opened.window_opened(event.options)
         elif isinstance(event, VotingClosed):
+            if self._buttons and event.vote_id in self._button_options:
+                await self._ballot_buttons(event.vote_id, closed=True)
             if self._ballots.pop(event.vote_id, None) is not None:
                 for message_id in self._message_ids(vote_slot(event.vote_id)):
                     self._cards.untrack(message_id)
@@ -354,6 +376,17 @@ class DiscordSink:
             for show in self._throttle.drop():
                 await self._guarded(show)
             self._on_finished(event.debate_id)
+
+    async def _opening_buttons(self, *, live: bool) -> None:
+        ids = self._message_ids(OPENING)
+        if ids and self._debate_id is not None:
+            await show_controls(self._thread, ids[0], self._debate_id, live=live)
+
+    async def _ballot_buttons(self, vote_id: str, *, closed: bool) -> None:
+        ids = self._message_ids(vote_slot(vote_id))
+        if ids and self._debate_id is not None:
+            options = self._button_options[vote_id]
+            await show_buttons(self._thread, ids[0], self._debate_id, vote_id, options, closed=closed)
 
     async def _thread_gone(self, reason: str) -> None:
         """Nothing can be shown any more: stop the debate (no more model calls for nobody)."""

@@ -7,13 +7,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from adapters.host import Host
     from adapters.slack.app import SlackApp
+    from adapters.slack.installations import OAuthStores
 
 
-def create_app(rt: Host, *, socket_mode: bool | None = None) -> SlackApp:
+def create_app(
+    rt: Host, *, socket_mode: bool | None = None, oauth_stores: OAuthStores | None = None
+) -> SlackApp:
     """The Bolt `AsyncApp` for `rt` (see `adapters.slack.app.create_app`)."""
     from adapters.slack.app import create_app as _create_app
 
-    return _create_app(rt, socket_mode=socket_mode)
+    return _create_app(rt, socket_mode=socket_mode, oauth_stores=oauth_stores)
 
 
 __all__ = ["create_app"]

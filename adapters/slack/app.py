@@ -11,13 +11,20 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.delivery.budget import Budgets
 from adapters.host import Host
+from adapters.slack.ballot_flow import register_ballot_buttons
+from adapters.slack.card_buttons import register_card_buttons
 from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.errors import SlackConfigError
+from adapters.slack.home_flow import register_home
+from adapters.slack.installations import OAuthStores
 from adapters.slack.limits import share_budgets, slack_limit
 from adapters.slack.listeners import register
 from adapters.slack.metered import MeteredWebClient, counting_retries
+from adapters.slack.modal_flow import register_modal
+from adapters.slack.oauth import oauth_settings, register_single_uninstall, register_uninstall
 from adapters.slack.retry import retry_handlers
 from adapters.slack.settings import SlackSettings
+from adapters.slack.workspaces import WorkspaceFronts
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
@@ -36,7 +43,7 @@ class SlackApp(AsyncApp):
         await self.front.aclose()
 
 
-def make_web_client(token: str, settings: SlackSettings) -> AsyncWebClient:
+def make_web_client(token: str | None, settings: SlackSettings) -> AsyncWebClient:
     """A Web API client that waits out 429s (Retry-After) and retries dropped connections and 5xx
     for the calls that are safe to repeat (see adapters/slack/retry.py); it reports requests, 429s
     and retries (adapters.slack.metered)."""
@@ -55,10 +62,16 @@ def _value(secret: SecretStr | None) -> str | None:
     return value or None
 
 
-def create_app(rt: Host, *, socket_mode: bool | None = None) -> SlackApp:
+def create_app(
+    rt: Host, *, socket_mode: bool | None = None, oauth_stores: OAuthStores | None = None
+) -> SlackApp:
     """The Slack app for `rt`, not yet serving. Socket Mode (the default when SLACK_APP_TOKEN is set)
-    needs no signing secret; HTTP mode needs SLACK_SIGNING_SECRET. Raises SlackConfigError."""
+    needs no signing secret; HTTP mode needs SLACK_SIGNING_SECRET. With SLACK_CLIENT_ID and
+    SLACK_CLIENT_SECRET it serves many workspaces (OAuth install, tokens in `oauth_stores`) instead
+    of the one SLACK_BOT_TOKEN belongs to. Raises SlackConfigError."""
     secrets = rt.secrets
+    if _value(secrets.slack_client_id) or _value(secrets.slack_client_secret):
+        return create_oauth_app(rt, socket_mode=socket_mode, stores=oauth_stores)
     token = _value(secrets.slack_bot_token)
     if token is None:
         raise SlackConfigError(
@@ -83,5 +96,57 @@ def create_app(rt: Host, *, socket_mode: bool | None = None) -> SlackApp:
         name="rostra",
     )
     app.front = SlackFrontEnd(rt, client)
+    _register(app, rt)
+    register_single_uninstall(app, rt)
+    return app
+
+
+def _register(app: SlackApp, rt: Host) -> None:
+    register_modal(app, app.front)  # first: it takes `/debate` with no text
     register(app, app.front)
+    register_home(app, rt)
+    register_card_buttons(app, app.front)
+    register_ballot_buttons(app, rt)
+
+
+def create_oauth_app(rt: Host, *, socket_mode: bool | None, stores: OAuthStores | None) -> SlackApp:
+    """Many workspaces: Bolt's OAuth v2 install flow over HTTP, a bot token per workspace."""
+    secrets = rt.secrets
+    client_id, client_secret = _value(secrets.slack_client_id), _value(secrets.slack_client_secret)
+    if client_id is None or client_secret is None:
+        raise SlackConfigError(
+            "Installing in many workspaces needs both SLACK_CLIENT_ID and SLACK_CLIENT_SECRET"
+            " (Basic Information → App Credentials); unset both to serve one workspace."
+        )
+    if socket_mode:
+        raise SlackConfigError(
+            "Installing in many workspaces runs in HTTP mode (Slack's OAuth redirect needs a public"
+            " URL): unset SLACK_APP_TOKEN."
+        )
+    signing_secret = _value(secrets.slack_signing_secret)
+    if signing_secret is None:
+        raise SlackConfigError(
+            "SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request from Slack with it"
+            " (Basic Information → App Credentials)."
+        )
+    if stores is None:
+        raise SlackConfigError("Installing in many workspaces needs a store for the installations.")
+    settings = rt.config.slack
+    client = make_web_client(None, settings)
+    app = SlackApp(
+        client=client,
+        signing_secret=signing_secret,
+        oauth_settings=oauth_settings(
+            client_id=client_id,
+            client_secret=client_secret,
+            installations=stores.installations,
+            states=stores.states,
+            redirect_uri=settings.oauth_redirect_url or None,
+        ),
+        name="rostra",
+    )
+    fronts = WorkspaceFronts(rt, client, stores.installations, make_web_client)
+    app.front = fronts
+    _register(app, rt)
+    register_uninstall(app, fronts)
     return app

@@ -9,10 +9,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.slack.blocks import capped, context, section, sections
+from adapters.ballot_words import clicking
+from adapters.slack.ballot_blocks import ballot_block
+from adapters.slack.blocks import MAX_BLOCKS, capped, context, section, sections
+from adapters.slack.card_controls import card_controls
 from adapters.slack.emoji import option_mark, option_reactions
 from adapters.slack.ops import Block
 from adapters.slack.text import escape, model_text
+from adapters.slack.windows import closes_at, span
 from core.events import DebateCompleted, HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
 from core.formats.arena import OPTIONS as ARENA_OPTIONS
 from core.formats.council import ABSTAIN
@@ -155,7 +159,7 @@ def how_to_vote(fmt: str, settings: Mapping[str, Any], cast: Sequence[CastMember
     """The opening card's word on voting, for the format and its settings."""
     humans = settings.get("humans")
     window = settings.get("human_window")
-    within = f" within {window} s" if isinstance(window, int) else ""
+    within = f" within {span(window)}" if isinstance(window, int) else ""
     if fmt == "arena":
         choices = options_text(ARENA_OPTIONS)
         lead = "After each round the observers vote on whether the speaker keeps the floor"
@@ -208,8 +212,11 @@ def opening_card(
     status: str,
     cast: tuple[CastMember, ...] = (),
     settings: Mapping[str, Any] | None = None,
+    live: bool = True,
+    buttons: bool = False,
 ) -> tuple[str, tuple[Block, ...]]:
-    """The channel message the debate's thread hangs from: topic, format, cast, how to vote, status."""
+    """The channel message the debate's thread hangs from: topic, format, cast, how to vote, status,
+    and its buttons (Stop and Status only while `live`)."""
     settings = settings or {}
     blocks: list[Block] = [section(f"*🎤 Debate:* {escape(topic)}"), context(_settings_line(fmt, settings))]
     if cast:
@@ -222,10 +229,14 @@ def opening_card(
             )
         )
     voting = how_to_vote(fmt, settings, cast) if cast else None
+    if voting and buttons:  # people vote with the vote cards' buttons (adapters/ballot_words.py)
+        voting = clicking(voting)
     if voting:
         blocks.append(section(voting))
     blocks.append(context(status))
-    return f"Debate: {escape(topic)}", capped(blocks)
+    blocks = [*capped(blocks)][: MAX_BLOCKS - 1]
+    blocks.append(card_controls(live=live))  # adapters/slack/card_controls.py
+    return f"Debate: {escape(topic)}", tuple(blocks)
 
 
 def pending_card(topic: str, fmt: str) -> tuple[str, tuple[Block, ...]]:
@@ -294,37 +305,41 @@ def _ai_line(ballot: BallotView, voter: PersonaRef | None, vote: VoteCast | None
     return f"{voter.emoji} {escape(voter.name)} {waiting}"
 
 
-def _people_line(ballot: BallotView) -> str:
+def _people_line(ballot: BallotView, *, buttons: bool = False) -> str:
     mode = ballot.started.humans
+    react, react_ = ("click", "Click") if buttons else ("react with", "React with")
     if ballot.closed is not None:
         return "Voting is closed." if mode != "off" else ""
     if ballot.window is not None:
         seconds = int(ballot.window.window)
         if ballot.window.reason == "tie" and ballot.narrowed:
+            others = "the other options don't count" if buttons else "reactions for other options don't count"
             lead = (
-                f"*It's a tie between {ballot.marks(joiner='and')}: people decide!* React with one of"
-                f" them within {seconds} s; reactions for other options don't count."
+                f"*It's a tie between {ballot.marks(joiner='and')}: people decide!* {react_} one of"
+                f" them within {span(seconds)}; {others}."
             )
         elif ballot.window.reason == "tie":
-            lead = f"*It's a tie: people decide!* React with {ballot.marks()} within {seconds} s."
+            lead = f"*It's a tie: people decide!* {react_} {ballot.marks()} within {span(seconds)}."
         elif ballot.started.voters:
             lead = (
-                f"*People vote too* ({seconds} s): react with {ballot.marks()}."
+                f"*People vote too* ({seconds} s): {react} {ballot.marks()}."
                 " The people's majority counts as one more vote."
             )
         else:
-            lead = f"*Your vote* ({seconds} s): react with {ballot.marks()}."
+            lead = f"*Your vote* ({seconds} s): {react} {ballot.marks()}."
         counts = ballot.tally_text(ballot.people_tally(), ballot.open_keys)
-        return f"{lead} One vote each; your newest reaction counts.\nPeople so far: {counts}"
+        rule = "your last click counts" if buttons else "your newest reaction counts"
+        return f"{lead} One vote each; {rule}.\nPeople so far: {counts}{closes_at(ballot.window)}"
     if mode == "tiebreak":
-        return f"If the AI voters tie, people decide: react with {ballot.marks()}."
+        return f"If the AI voters tie, people decide: {react} {ballot.marks()}."
     if mode == "vote":
         who = "People vote too" if ballot.started.voters else "Your vote"
-        return f"{who}: react with {ballot.marks()} when voting opens."
+        return f"{who}: {react} {ballot.marks()} when voting opens."
     return ""
 
 
-def vote_card(ballot: BallotView) -> tuple[str, tuple[Block, ...]]:
+def vote_card(ballot: BallotView, *, buttons: bool = False) -> tuple[str, tuple[Block, ...]]:
+    """`buttons`: people vote with the card's buttons (adapters/slack/ballot_buttons.py), not reactions."""
     started = ballot.started
     head = f"*🗳️ {escape(started.title)}*"
     if started.subject is not None:
@@ -344,9 +359,17 @@ def vote_card(ballot: BallotView) -> tuple[str, tuple[Block, ...]]:
         if closed.note:
             result.append(f"_{escape(closed.note)}_")
         blocks.append(section("\n".join(result)))
-    people = _people_line(ballot)
+    people = _people_line(ballot, buttons=buttons)
     if people:
         blocks.append(context(people))
+    if buttons and ballot.window is not None and closed is None:  # people vote with buttons
+        shown = []
+        for key in ballot.open_keys:
+            option = ballot.option(key)
+            if option is not None:
+                shown.append((key, f"{option_mark(option, ballot.reactions[key])} {option.label}"))
+        block = ballot_block(started.vote_id, shown, ballot.people_tally())
+        blocks = [*blocks[: MAX_BLOCKS - 1], block]
     return f"Vote: {escape(started.title)}", capped(blocks)
 
 

@@ -43,10 +43,13 @@ from adapters.slack.commands import (
 from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound import ReactionRequest, Request
 from adapters.slack.permissions import StarterPolicy, StopPolicy
+from adapters.slack.pointers import point_back
 from adapters.slack.replies import Replies
+from adapters.slack.result_post import SlackResults
 from adapters.slack.sender import PersonaIdentity, api_error
 from adapters.slack.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
 from adapters.slack.transcripts import PLATFORM, attach_transcript, find_record
+from adapters.slack.windows import with_platform_window
 from core.admission import Slot
 from core.errors import AdmissionError, DebateError
 from core.ports import Binding, DebateRecord
@@ -74,6 +77,7 @@ class SlackFrontEnd:
         self._locks: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
         self._fetcher = DocumentFetcher(client, api_url=self.settings.api_url)
         self._resuming: asyncio.Event | None = None  # set once resumed debates are back in place
+        self.results = SlackResults(rt, client)  # each debate's result to its channel at the end
 
     # --- requests -------------------------------------------------------------------------------
 
@@ -107,7 +111,7 @@ class SlackFrontEnd:
                 assert_never(command)
 
     async def reaction(self, reaction: ReactionRequest, *, bot_user_id: str | None) -> None:
-        if reaction.user == bot_user_id:
+        if reaction.user == bot_user_id or self.settings.ballot == "buttons":  # buttons: clicks vote
             return
         sink = self._sinks.get(reaction.channel)
         if sink is not None and sink.shows_vote(reaction.ts):
@@ -127,6 +131,16 @@ class SlackFrontEnd:
         return None if allowed else messages.NOT_PERMITTED
 
     # --- start ----------------------------------------------------------------------------------
+
+    async def start(
+        self, request: Request, command: Start, replies: Replies, *, bot_user_id: str | None
+    ) -> None:
+        """Start a debate from a request already read (the Start modal uses this: the same path)."""
+        await self._start(request, command, replies, bot_user_id)
+
+    def check(self, request: Request, command: Start) -> None:
+        """Raise DebateError or AttachmentError when the request would be refused (nothing is fetched)."""
+        self._checked(request, command)
 
     async def _start(
         self, request: Request, command: Start, replies: Replies, bot_user_id: str | None
@@ -179,7 +193,11 @@ class SlackFrontEnd:
     def _checked(self, request: Request, command: Start) -> tuple[DebateSpec, Attachments]:
         """The request checked in full, each attached file standing in for its document, so that
         nothing is downloaded for a request that would fail. Raises DebateError or AttachmentError."""
-        options = dict(command.options)
+        options = with_platform_window(  # Slack's longer default window (adapters/slack/windows.py)
+            command.options,
+            takes_window=self._takes_documents(command, "human_window"),
+            seconds=self.settings.human_window,
+        )
         question_file = options.pop(QUESTION_OPTION, None)
         spec = DebateSpec(topic=command.topic, options=options)
         if command.format is not None:
@@ -247,6 +265,8 @@ class SlackFrontEnd:
         self._sinks[request.channel] = sink
         self._live.add(sink)
         sink.attach(handle, self._forget)
+        self.results.follow(handle, sink)
+        await point_back(self.client, request, spec.topic, thread_ts)  # asked in a thread: link it
         await self._remember(
             handle.debate_id,
             {
@@ -349,6 +369,7 @@ class SlackFrontEnd:
             handle = running.get(debate_id)
             if handle is not None:
                 sink.attach(handle, self._forget)
+                self.results.follow(handle, sink)
             else:  # closed instead of resumed: its thread still gets the notice and the closing card
                 sink.close_out(self._forget)
         if handles:
@@ -408,11 +429,13 @@ class SlackFrontEnd:
             live = [sink for sink in self._live if not sink.finished]
             for sink in live:
                 await sink.delivered()
+            await self.results.wait()
             if not running and not live:
                 return
 
     async def aclose(self) -> None:
         """Stop delivering (the debates themselves belong to the runtime)."""
+        await self.results.aclose()
         sinks = list(self._live)
         self._live.clear()
         self._sinks.clear()

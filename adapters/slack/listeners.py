@@ -11,6 +11,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.inbound import mention_request, reaction_request, slash_request
@@ -78,11 +79,14 @@ def register(app: AsyncApp, front: SlackFrontEnd) -> None:
     triggers = RecentIds()
     order = ReactionOrder()
 
-    async def on_mention(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> None:
+    async def on_mention(
+        body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient
+    ) -> None:
         if seen.repeat(body.get("event_id")):
             return
         request = mention_request(body, event, context.bot_user_id)
-        await front.handle(request, MentionReplies(front.client, request), bot_user_id=context.bot_user_id)
+        # Bolt's client carries the token of the workspace the mention came from
+        await front.handle(request, MentionReplies(client, request), bot_user_id=context.bot_user_id)
 
     async def on_command(
         ack: AsyncAck, respond: AsyncRespond, command: dict[str, Any], context: AsyncBoltContext

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import assert_never
 
+from adapters.results import ResultTracker
 from adapters.slack.blocks import context, section
 from adapters.slack.cards import (
     BallotView,
@@ -21,6 +22,7 @@ from adapters.slack.cards import (
 )
 from adapters.slack.emoji import option_reactions
 from adapters.slack.ops import OPENING, Delete, Op, Post, Update, Upload, event_key, turn_key, vote_key
+from adapters.slack.result_text import result_line
 from adapters.slack.text import escape, model_text, split_message
 from core.events import (
     Artifact,
@@ -109,9 +111,10 @@ class _Turn:
 class SlackView:
     """Turns each event into ops for the thread, in order."""
 
-    def __init__(self, *, streaming: bool, limit: int) -> None:
+    def __init__(self, *, streaming: bool, limit: int, buttons: bool = False) -> None:
         self.streaming = streaming
         self.limit = limit
+        self.buttons = buttons  # people vote with buttons on the vote cards, not reactions
         self._turns: dict[str, _Turn] = {}
         self._ballots: dict[str, BallotView] = {}
         self._started: DebateStarted | None = None
@@ -121,12 +124,14 @@ class SlackView:
         self._round = 0
         self._clock: ClockTick | None = None
         self._last_moderator_text = ""
+        self._result = ResultTracker()  # the result line on the finished opening card
 
     @property
     def persona_limit(self) -> int:
         return max(200, self.limit - PERSONA_PREFIX_ROOM)
 
     def render(self, event: Event) -> list[Op]:
+        self._result.see(event)
         match event:
             case DebateStarted():
                 self._started = event
@@ -156,8 +161,9 @@ class SlackView:
             case VotingStarted():
                 started = BallotView(event, option_reactions(event.options))
                 self._ballots[event.vote_id] = started
-                text, blocks = vote_card(started)
-                reactions = tuple(started.reactions.values()) if event.humans != "off" else ()
+                text, blocks = vote_card(started, buttons=self.buttons)
+                seeded = event.humans != "off" and not self.buttons
+                reactions = tuple(started.reactions.values()) if seeded else ()
                 return [Post(vote_key(event.vote_id), text, blocks, reactions=reactions)]
             case HumanVoteOpened() | VoteCast() | VoteWithdrawn() | VotingClosed():
                 return self._ballot_changed(event)
@@ -192,6 +198,7 @@ class SlackView:
                 f"🏁 Finished: {escape(ending_text(completed))} · {plural(s.turns, 'turn')}"
                 + (f" · {plural(s.switches, 'speaker switch')}" if s.switches else "")
                 + " · the full story is in the thread"
+                + result_line(self._result.decision, completed.summary)
             )
         round_text = f" · round {self._round}" if self._round else ""
         clock = ""
@@ -218,7 +225,7 @@ class SlackView:
         started = self._started
         status = self._status(completed)
         if started is None:
-            text, blocks = opening_card(topic="", fmt="", status=status)
+            text, blocks = opening_card(topic="", fmt="", status=status, live=completed is None)
         else:
             text, blocks = opening_card(
                 topic=started.topic,
@@ -226,6 +233,8 @@ class SlackView:
                 cast=started.cast,
                 settings=dict(started.settings),
                 status=status,
+                live=completed is None,
+                buttons=self.buttons,
             )
         return Update(OPENING, text, blocks, interim=interim)
 
@@ -303,7 +312,7 @@ class SlackView:
         return [self._card(ballot, interim=interim)]
 
     def _card(self, ballot: BallotView, *, interim: bool) -> Update:
-        text, blocks = vote_card(ballot)
+        text, blocks = vote_card(ballot, buttons=self.buttons)
         return Update(vote_key(ballot.started.vote_id), text, blocks, interim=interim)
 
     def _verdict(self, event: Verdict) -> Post:

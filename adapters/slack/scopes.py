@@ -10,6 +10,7 @@ BOT_SCOPES = frozenset(
         "commands",  # the /debate slash command
         "files:read",  # download the documents attached to a mention (the panel's sources)
         "files:write",  # transcripts and a format's Markdown artifact as files in the thread
+        "im:history",  # message.im: a direct message to the app gets a short answer
         "reactions:read",  # reaction_added/removed events; reactions.get when a human vote opens
         "reactions:write",  # the bot's own reactions that form the human ballot on a vote card
         "usergroups:read",  # usergroups.users.list for slack.starter_groups and slack.admin_groups
@@ -17,6 +18,16 @@ BOT_SCOPES = frozenset(
         "groups:read",  # conversations.info for private channels likewise
     }
 )
-BOT_EVENTS = frozenset({"app_mention", "reaction_added", "reaction_removed"})
+BOT_EVENTS = frozenset(
+    {
+        "app_mention",
+        "reaction_added",
+        "reaction_removed",
+        "app_home_opened",  # the Home tab
+        "message.im",  # direct messages to the app
+        "app_uninstalled",  # a workspace removed the app: its debates stop, its tokens go
+        "tokens_revoked",
+    }
+)
 SLASH_COMMAND = "/debate"
 EVENTS_PATH = "/slack/events"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -32,6 +34,24 @@ class SlackSettings(BaseModel):
     )
     message_limit: int = Field(
         3000, ge=200, le=3900, description="characters per message; longer turns are split"
+    )
+    human_window: int | None = Field(
+        120,
+        ge=5,
+        le=600,
+        description="seconds people have to vote, where a format takes a window and the request sets"
+        " none (Slack is read in passing); unset: the format's own default",
+    )
+    ballot: Literal["reactions", "buttons"] = Field(
+        "reactions",
+        description="how people vote on vote cards: reactions (live, the default) or buttons (one vote"
+        " each, private confirmation, no Add Reactions needed)",
+    )
+    post_results: bool = Field(
+        True, description="when a debate ends, tell the channel the result (a reply also sent to the channel)"
+    )
+    oauth_redirect_url: str = Field(
+        "", description="many workspaces: the OAuth Redirect URL (https://HOST/slack/oauth_redirect)"
     )
     rate_limit_retries: int = Field(
         3, ge=0, le=10, description="retries of a Web API call answered 429 (after its Retry-After)"

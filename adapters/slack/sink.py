@@ -90,7 +90,11 @@ class SlackSink:
         self.thread_ts = thread_ts
         self._client = client
         self._store = store
-        self._view = SlackView(streaming=settings.streaming, limit=settings.message_limit)
+        self._view = SlackView(
+            streaming=settings.streaming,
+            limit=settings.message_limit,
+            buttons=settings.ballot == "buttons",  # button ballots (adapters/slack/ballot_flow.py)
+        )
         self._sender = SlackSender(
             client,
             channel=channel,
@@ -229,7 +233,7 @@ class SlackSink:
             self._card_posted(event)
         elif isinstance(event, HumanVoteOpened) and event.vote_id in self._started:
             self._card_posted(self._started[event.vote_id])  # a card whose first post failed is up now
-        if isinstance(event, HumanVoteOpened) and live:
+        if isinstance(event, HumanVoteOpened) and live and not self._view.buttons:  # buttons: clicks count
             # A window in a caught-up event is not counted: if it is still open after a restart the
             # debate opens it again (a new event), and that one counts what is on the card.
             await self._count_reactions_on_card(event.vote_id, [o.key for o in event.options])

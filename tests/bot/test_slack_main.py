@@ -106,7 +106,7 @@ async def test_http_mode_serves_signed_requests(tmp_path: Path, api: FakeSlack) 
     config = make_config(
         tmp_path,
         model={"script": str(write_script(tmp_path, SCRIPT)), "latency": 0},
-        slack={"api_url": api.base_url, "edit_interval": 0},
+        slack={"api_url": api.base_url, "edit_interval": 0, "post_results": False},
         limits={"user_cooldown": 0, "max_rounds": 1},
         formats={"arena": {"exchanges_per_round": 1}},
     )
@@ -168,7 +168,7 @@ async def test_serving_again_picks_the_debate_up_in_its_thread(tmp_path: Path, a
     config = make_config(
         tmp_path,
         model={"script": str(write_script(tmp_path, script)), "latency": 0},
-        slack={"api_url": api.base_url, "edit_interval": 0},
+        slack={"api_url": api.base_url, "edit_interval": 0, "post_results": False},
         limits={"user_cooldown": 0, "max_rounds": 1},
         formats={"arena": {"exchanges_per_round": 1}},
     )

@@ -229,7 +229,8 @@ def blocks_text(message: dict[str, Any]) -> str:
     for block in message.get("blocks") or []:
         if "text" in block:
             parts.append(block["text"]["text"])
-        parts += [e.get("text", "") for e in block.get("elements", [])]
+        texts = [e.get("text", "") for e in block.get("elements", [])]
+        parts += [t["text"] if isinstance(t, dict) else t for t in texts]  # buttons hold plain_text
     return "\n".join(parts)
 
 
@@ -253,7 +254,15 @@ async def open_harness(
         tmp_path,
         resume=resume,
         model={"script": str(write_script(tmp_path, script or SCRIPT)), "latency": latency},
-        slack={"api_url": api.base_url, "edit_interval": 0, **(slack or {})},
+        # post_results adds a message to each thread: on only where a test looks for it
+        # and the formats' own voting windows (Slack's longer default is tested where it matters)
+        slack={
+            "api_url": api.base_url,
+            "edit_interval": 0,
+            "post_results": False,
+            "human_window": None,
+            **(slack or {}),
+        },
         limits={"user_cooldown": 0, "max_rounds": 1, **(limits or {})},
         formats={"arena": {"exchanges_per_round": 1, **(arena or {})}, **(formats or {})},
     )

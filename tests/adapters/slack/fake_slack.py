@@ -29,14 +29,16 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
+from tests.adapters.slack.fake_views import SlackInstalls, SlackViews
+
 TEAM = "T0001"
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"
 DROP = 0  # fail_next(status=DROP): close the connection without answering
 DROP_AFTER = -1  # fail_next(status=DROP_AFTER): carry the call out, then close without answering
 SCOPES = (
-    "app_mentions:read,channels:history,groups:history,chat:write,chat:write.customize,commands,files:read,files:write,reactions:read,"
-    "reactions:write,usergroups:read,channels:read,groups:read"
+    "app_mentions:read,channels:history,groups:history,chat:write,chat:write.customize,commands,files:read,files:write,"
+    "im:history,reactions:read,reactions:write,usergroups:read,channels:read,groups:read"
 )
 
 
@@ -88,7 +90,7 @@ class Fault:
     when: Callable[[dict[str, Any]], bool]
 
 
-class FakeSlack:
+class FakeSlack(SlackViews, SlackInstalls):
     def __init__(self) -> None:
         self.calls: list[Call] = []
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) → message
@@ -317,6 +319,11 @@ class FakeSlack:
                 return web.json_response(
                     fault.body, status=fault.status if fault.status > 0 else 500, headers=fault.headers
                 )
+        if method == "oauth.v2.access":  # the app's client id and secret, no token (fake_views.py)
+            return web.json_response(self.oauth_v2_access(args, auth))
+        if self.token_refused(token):
+            return web.json_response({"ok": False, "error": "token_revoked"})
+        self.current_token = token  # answers per workspace (fake_views.SlackInstalls)
         expected = "xapp-" if method == "apps.connections.open" else "xoxb-"
         if not token or not token.startswith(expected):
             return web.json_response({"ok": False, "error": "invalid_auth"})
@@ -340,6 +347,7 @@ class FakeSlack:
             "user_id": BOT_USER,
             "bot_id": BOT_ID,
             "is_enterprise_install": False,
+            **self.identity(),
         }
 
     def _apps_connections_open(self, a: dict[str, Any]) -> dict[str, Any]:

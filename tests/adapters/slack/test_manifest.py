@@ -5,6 +5,7 @@ import sys
 
 import yaml
 
+from adapters.slack.modal_flow import SHORTCUT_CALLBACK
 from adapters.slack.scopes import BOT_EVENTS, BOT_SCOPES, SLASH_COMMAND
 from tests.helpers import REPO
 
@@ -14,7 +15,9 @@ def test_manifest_lists_exactly_the_scopes_events_and_command_used() -> None:
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == BOT_SCOPES
     assert set(manifest["settings"]["event_subscriptions"]["bot_events"]) == BOT_EVENTS
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == [SLASH_COMMAND]
-    assert manifest["settings"]["interactivity"]["is_enabled"] is False  # votes are reactions: no buttons
+    assert manifest["settings"]["interactivity"]["is_enabled"] is True  # the Start modal, card buttons
+    assert [s["callback_id"] for s in manifest["features"]["shortcuts"]] == [SHORTCUT_CALLBACK]
+    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
     assert manifest["settings"]["socket_mode_enabled"] is True
 
 

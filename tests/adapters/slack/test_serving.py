@@ -31,7 +31,7 @@ async def test_an_event_over_the_socket_is_acked_and_starts_a_debate(tmp_path: P
     config = make_config(
         tmp_path,
         model={"script": str(write_script(tmp_path, SCRIPT)), "latency": 0},
-        slack={"api_url": api.base_url, "edit_interval": 0},
+        slack={"api_url": api.base_url, "edit_interval": 0, "post_results": False},
         limits={"user_cooldown": 0, "max_rounds": 1},
         formats={"arena": {"exchanges_per_round": 1}},
     )
@@ -72,6 +72,7 @@ async def test_missing_scopes_are_named_at_startup(
     with caplog.at_level(logging.WARNING, logger="adapters.slack.serve"):
         assert await check_token(slack.app) == "Rostra Test"
     missing = (
-        "channels:history, chat:write.customize, files:read, files:write, groups:history, usergroups:read"
+        "channels:history, chat:write.customize, files:read, files:write, groups:history, im:history,"
+        " usergroups:read"
     )
     assert f"lacks scopes {missing}" in caplog.text

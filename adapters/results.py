@@ -1,0 +1,83 @@
+"""A debate's result in a line (pure): who won or what was decided, and one line of the summary.
+
+Both front ends post it to the channel a debate started from when it ends, and show it on the card.
+Built from the event log (or event by event): the final verdicts (oxford's judge and audience,
+council's decision), else the last vote's outcome (arena), else nothing but how it ended.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from core.events import DebateCompleted, DebateStarted, Event, Verdict, VotingClosed
+
+SUMMARY_LIMIT = 200
+_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.S)
+
+
+@dataclass(frozen=True)
+class DebateResult:
+    topic: str
+    decision: str | None  # "Verdict: The proposer wins (…)", "Last vote: Ada keeps the floor"
+    summary: str  # one line
+    ending: str  # how it ended ("all rounds were played", "stopped by …")
+    completed: bool  # ran its course (not stopped or failed)
+
+
+def first_line(text: str, limit: int = SUMMARY_LIMIT) -> str:
+    """The first sentence of `text`, on one line, at most `limit` characters."""
+    flat = " ".join(text.split())
+    match = _SENTENCE.match(flat)
+    line = match.group(1) if match else flat
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+class ResultTracker:
+    """Follows a debate's events and says its result once it has ended."""
+
+    def __init__(self) -> None:
+        self.topic = ""
+        self._verdicts: list[Verdict] = []
+        self._last_vote: VotingClosed | None = None
+        self._completed: DebateCompleted | None = None
+
+    def see(self, event: Event) -> None:
+        if isinstance(event, DebateStarted):
+            self.topic = event.topic
+        elif isinstance(event, Verdict) and event.final:
+            self._verdicts.append(event)
+        elif isinstance(event, VotingClosed):
+            self._last_vote = event
+        elif isinstance(event, DebateCompleted):
+            self._completed = event
+
+    @property
+    def decision(self) -> str | None:
+        if self._verdicts:
+            return " · ".join(f"{v.title}: {v.winner_label}" for v in self._verdicts)
+        if self._last_vote is not None and self._last_vote.decision != "none":
+            return f"Last vote: {self._last_vote.decision_label}"
+        return None
+
+    def result(self, endings: dict[str, str]) -> DebateResult | None:
+        """None while the debate runs. `endings`: reason → words (each front end has its own)."""
+        done = self._completed
+        if done is None:
+            return None
+        summary = done.summary or (self._verdicts[-1].reasoning if self._verdicts else "")
+        return DebateResult(
+            topic=self.topic,
+            decision=self.decision if done.reason not in ("failed",) else None,
+            summary=first_line(summary) if summary else "",
+            ending=done.detail or endings.get(done.reason, done.reason),
+            completed=done.reason not in ("stopped", "failed", "interrupted"),
+        )
+
+
+def result_of(events: Iterable[Event], endings: dict[str, str]) -> DebateResult | None:
+    tracker = ResultTracker()
+    for event in events:
+        tracker.see(event)
+    return tracker.result(endings)
