@@ -213,14 +213,20 @@ def test_resume_of_a_debate_running_elsewhere_is_refused_in_one_line(tmp_path: P
     db = tmp_path / "rostra.db"
     log = tmp_path / "stderr.log"
     first = rostra(db, log, "demo", *ARGS)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        debate_id, _, events = check(db) if db.exists() else (None, None, [])
-        if debate_id and any(isinstance(e, TurnCompleted) for e in events):
-            break
-        time.sleep(0.2)
-    first.kill()
-    first.wait()
+    debate_id: str | None = None
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                debate_id, _, events = check(db) if db.exists() else (None, None, [])
+            except sqlite3.OperationalError:  # the file is there, its tables not yet
+                debate_id, events = None, []
+            if debate_id and any(isinstance(e, TurnCompleted) for e in events):
+                break
+            time.sleep(0.2)
+    finally:
+        first.kill()
+        first.wait()
     assert debate_id is not None
 
     racers = [
