@@ -31,6 +31,7 @@ from adapters.discord.sender import Sender, Sent
 from adapters.discord.settings import DiscordSettings
 from adapters.discord.throttle import EditThrottle
 from adapters.discord.webhooks import PersonaWebhooks
+from adapters.metering import record_delivery
 from core.events import DebateCompleted, Event, HumanVoteOpened, TurnDelta, VotingClosed, VotingStarted
 from core.ports import Store
 from core.session import DebateHandle
@@ -89,6 +90,7 @@ class DiscordSink:
         self._ballots: dict[str, CardBallot] = {}
         self._handle: DebateHandle | None = None
         self._closed = False
+        self._metered_since = time.time()  # events stored earlier are caught up, not delivered late
 
     @property
     def thread_id(self) -> int:
@@ -231,6 +233,7 @@ class DiscordSink:
                 if isinstance(event, VotingStarted) and isinstance(op, Show):
                     self._open_ballot(event)  # reactions count from the moment the card exists
             await self._follow_up(event)
+            record_delivery("discord", event, since=self._metered_since)  # delivery lag (adapters.metering)
         except Exception:  # one funnel: a bug in one event's delivery must not stop the rest
             log.exception("debate %s: could not deliver %s #%d", self._debate_id, event.kind, event.seq)
         if not isinstance(event, TurnDelta) and not self._closed:

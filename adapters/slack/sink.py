@@ -21,6 +21,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.metering import record_delivery
 from adapters.slack.emoji import option_reactions
 from adapters.slack.ops import Op, Update, Upload, vote_key
 from adapters.slack.render import SlackView
@@ -213,6 +214,8 @@ class SlackSink:
     async def _deliver(self, event: Event, *, live: bool) -> None:
         for op in self._view.render(event):
             await self._apply(op)
+        if live:
+            record_delivery("slack", event)  # delivery lag metric (adapters.metering)
         if isinstance(event, VotingStarted):
             self._card_posted(event)
         elif isinstance(event, HumanVoteOpened) and live:

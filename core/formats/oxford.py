@@ -168,9 +168,7 @@ class Oxford(DebateFormat):
             ruling = await self._rule(round_no, must_rule=round_no >= self.opts.rounds)
 
         verdict_label = self._label(ruling.winner if ruling and ruling.winner else "draw")
-        summary = (
-            f"Judge: {verdict_label}." if ruling is not None else "No verdict: the budget ran out."
-        )
+        summary = f"Judge: {verdict_label}." if ruling is not None else "No verdict: the budget ran out."
         if audience and reason != "budget":
             after = await self._audience_vote("audience-after", "after the verdict")
             side, gain_for, gain_against = audience_winner(before, after)

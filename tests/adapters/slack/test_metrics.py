@@ -9,6 +9,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.metrics import Metrics
+from core.events import TurnDelta
 from core.observe import platforms
 from tests.adapters.slack.conftest import Harness
 
@@ -50,3 +51,13 @@ async def test_a_429_is_counted_with_its_retry_and_every_call_is_counted(
     assert count(metrics, "rostra_platform_retries_total", platform="slack") == 1
     updates = len(slack.api.calls_to("chat.update"))
     assert count(metrics, "rostra_platform_requests_total", platform="slack", method="chat.update") == updates
+
+
+async def test_each_event_delivered_to_the_thread_reports_its_lag(slack: Harness, metrics: Metrics) -> None:
+    await slack.mention("debate Should cities ban cars?")
+    await slack.wait_running()
+    await slack.settle()
+    events = await slack.events(await slack.only_debate_id())
+    shown = [e for e in events if not isinstance(e, TurnDelta)]
+    assert count(metrics, "rostra_delivery_lag_seconds_count", platform="slack") == len(shown)
+    assert 0 <= count(metrics, "rostra_delivery_lag_seconds_sum", platform="slack") < 10 * len(shown)
