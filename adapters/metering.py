@@ -58,4 +58,4 @@ def record_delivery(platform: str, event: Event, *, since: float = 0.0) -> None:
     """
     stored = event.at.timestamp()
     if stored > 0 and stored >= since and not isinstance(event, TurnDelta):
-        platforms.delivered(platform, time.time() - stored)
+        platforms.delivered(platform, event, time.time() - stored)
