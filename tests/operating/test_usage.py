@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from bot.usage_report import usage_table
+from bot.usage_report import cost_cell, tokens_cell, usage_table
 from core.events import Event, TurnCompleted, VoteCast
 from core.models import PersonaRef, TokenUsage, Voter
 from core.ports import Binding, DebateRecord
@@ -74,3 +74,12 @@ def test_the_report_has_a_total_row() -> None:
     assert table is not None
     cost = table.columns[-1]
     assert list(cost.cells)[-1] == "$0.2500"
+
+
+def test_rostra_debates_shows_cache_use_and_cost_per_debate() -> None:
+    used = TokenUsage(
+        input_tokens=200, output_tokens=100, cache_read_tokens=9000, cache_write_tokens=310, cost_usd=0.0123
+    )
+    assert tokens_cell(used) == "9,610 (cache: 9,000 read, 310 written)"
+    assert cost_cell(used) == "$0.0123"
+    assert tokens_cell(TokenUsage(input_tokens=5)) == "5" and cost_cell(TokenUsage(input_tokens=5)) == "—"
