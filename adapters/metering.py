@@ -13,6 +13,7 @@ from typing import Any
 
 import aiohttp
 
+from core.events import Event, TurnDelta
 from core.observe import platforms
 
 _WORD = re.compile(r"^[a-z_.\-]{1,32}$")
@@ -48,3 +49,13 @@ def platform_trace(platform: str, *, sdk_retries: bool = True) -> aiohttp.TraceC
     trace.on_request_end.append(on_end)
     trace.on_request_exception.append(on_error)
     return trace
+
+
+def record_delivery(platform: str, event: Event, *, since: float = 0.0) -> None:
+    """An event's message reached the channel: report how long after it was stored.
+
+    Events stored before `since` (caught up after a restart) are not a measure of delivery lag.
+    """
+    stored = event.at.timestamp()
+    if stored > 0 and stored >= since and not isinstance(event, TurnDelta):
+        platforms.delivered(platform, event, time.time() - stored)

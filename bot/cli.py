@@ -413,19 +413,20 @@ def _debates(args: argparse.Namespace) -> int:
     if not records:
         console.print("No debates yet. Try: rostra demo")
         return 0
-    from bot.usage_report import cost_cell, debate_costs
+    from bot.usage_report import cost_cell, debate_costs, tokens_cell
 
     costs = asyncio.run(_with_store(config, lambda store: debate_costs(store, list(records))))
     table = Table(title="Recent debates")
-    for column in ("ID", "Status", "Format", "Where", "Started (UTC)", "Cost", "Topic"):
+    for column in ("ID", "Status", "Format", "Where", "Started (UTC)", "Tokens", "Cost", "Topic"):
         table.add_column(column)
     for r in records:
         where = r.binding.platform + (f" #{r.binding.channel}" if r.binding.channel else "")
         status = (
             r.status if r.status in ("completed", "running") or not r.reason else f"{r.status}: {r.reason}"
         )
-        cost = cost_cell(costs[r.id])
-        cells = (r.id, status, r.format, where, f"{r.created_at:%Y-%m-%d %H:%M}", cost, r.topic)
+        used = costs[r.id]
+        started = f"{r.created_at:%Y-%m-%d %H:%M}"
+        cells = (r.id, status, r.format, where, started, tokens_cell(used), cost_cell(used), r.topic)
         table.add_row(*(Text(strip_controls(c)) for c in cells))  # stored text is never Rich markup
     console.print(table)
     return 0

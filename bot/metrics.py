@@ -157,7 +157,7 @@ class Metrics:
     def retry(self, platform: str, method: str) -> None:
         self.platform_retries.labels(platform).inc()
 
-    def delivered(self, platform: str, lag_seconds: float) -> None:
+    def delivered(self, platform: str, event: Event, lag_seconds: float) -> None:
         self.delivery_lag.labels(platform).observe(max(0.0, lag_seconds))
 
     def exposition(self) -> bytes:

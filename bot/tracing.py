@@ -9,6 +9,7 @@ model; prompts, replies and topics are left out unless `tracing.include_text` is
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from opentelemetry import trace
@@ -30,6 +31,9 @@ from core.events import (
 )
 from core.observe import DebateTags, ModelCall
 
+ENDED_KEPT = 256
+"""Ended debates whose span still parents deliveries that land after the closing event."""
+
 
 def _ns(seconds: float) -> int:
     return int(seconds * 1e9)
@@ -49,6 +53,7 @@ class Tracing:
         self._tracer = provider.get_tracer("rostra")
         self._include_text = include_text
         self._debates: dict[str, _Debate] = {}
+        self._ended: OrderedDict[str, Span] = OrderedDict()  # late deliveries still join the trace
 
     @classmethod
     def from_settings(cls, settings: TracingSettings) -> Tracing:
@@ -133,6 +138,9 @@ class Tracing:
             debate.span.set_attribute("rostra.cost_usd", event.stats.tokens.cost_usd)
             self._close(debate, at, None if event.reason != "failed" else event.detail or "failed")
             self._debates.pop(tags.debate_id, None)
+            self._ended[tags.debate_id] = debate.span
+            while len(self._ended) > ENDED_KEPT:
+                self._ended.popitem(last=False)
 
     def _base(self, tags: DebateTags) -> dict[str, str]:
         return {"rostra.debate_id": tags.debate_id, "rostra.format": tags.format}
@@ -219,8 +227,22 @@ class Tracing:
     def retry(self, platform: str, method: str) -> None:
         return None
 
-    def delivered(self, platform: str, lag_seconds: float) -> None:
-        return None
+    def delivered(self, platform: str, event: Event, lag_seconds: float) -> None:
+        """A span from the event being stored to its message in the channel, inside its debate."""
+        end = time.time_ns()
+        debate = self._debates.get(event.debate_id)
+        parent = debate.span if debate is not None else self._ended.get(event.debate_id)
+        span = self._tracer.start_span(
+            f"deliver {event.kind}",
+            context=trace.set_span_in_context(parent) if parent is not None else None,
+            start_time=end - _ns(lag_seconds),
+            attributes={
+                "rostra.debate_id": event.debate_id,
+                "rostra.platform": platform,
+                "rostra.seq": event.seq,
+            },
+        )
+        span.end(end_time=end)
 
 
 def _processor(settings: TracingSettings) -> SpanProcessor:

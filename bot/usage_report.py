@@ -19,10 +19,16 @@ async def debate_costs(store: Store, records: list[DebateRecord]) -> dict[str, T
     return {r.id: debate_usage(await store.events(r.id)) for r in records}
 
 
+def tokens_cell(usage: TokenUsage) -> str:
+    """`12,345` or `12,345 (cache: 9,000 read, 310 written)`."""
+    text = f"{usage.total:,}"
+    if usage.cache_read_tokens or usage.cache_write_tokens:
+        text += f" (cache: {usage.cache_read_tokens:,} read, {usage.cache_write_tokens:,} written)"
+    return text
+
+
 def cost_cell(usage: TokenUsage) -> str:
-    if usage.cost_usd > 0:
-        return format_cost(usage.cost_usd)
-    return f"{usage.total:,} tok" if usage.total else "—"
+    return format_cost(usage.cost_usd) if usage.cost_usd > 0 else "—"
 
 
 async def load_recent(store: Store, *, days: int, limit: int) -> list[tuple[DebateRecord, list[Event]]]:

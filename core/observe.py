@@ -80,8 +80,8 @@ class PlatformObserver(Protocol):
 
     def retry(self, platform: str, method: str) -> None: ...
 
-    def delivered(self, platform: str, lag_seconds: float) -> None:
-        """A debate event reached the channel `lag_seconds` after it was stored."""
+    def delivered(self, platform: str, event: Event, lag_seconds: float) -> None:
+        """A debate's event reached the channel `lag_seconds` after it was stored."""
         ...
 
 
@@ -128,9 +128,9 @@ class _Platforms:
         for o in self.observers:
             o.retry(platform, method)
 
-    def delivered(self, platform: str, lag_seconds: float) -> None:
+    def delivered(self, platform: str, event: Event, lag_seconds: float) -> None:
         for o in self.observers:
-            o.delivered(platform, lag_seconds)
+            o.delivered(platform, event, lag_seconds)
 
 
 platforms = _Platforms()

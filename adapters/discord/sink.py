@@ -33,6 +33,7 @@ from adapters.discord.sender import Sender, Sent
 from adapters.discord.settings import DiscordSettings
 from adapters.discord.throttle import EditThrottle
 from adapters.discord.webhooks import PersonaWebhooks
+from adapters.metering import record_delivery
 from core.events import (
     DebateCompleted,
     DebateStarted,
@@ -110,6 +111,7 @@ class DiscordSink:
         self._closed = False
         self._failing: set[str] = set()  # routes ("webhook", "bot") whose last call failed 5xx/429
         self._notices: dict[str, tuple[Sent, int]] = {}  # kind of failure → its notice, how many
+        self._metered_since = time.time()  # events stored earlier are caught up, not delivered late
 
     @property
     def thread_id(self) -> int:
@@ -253,6 +255,7 @@ class DiscordSink:
                 if isinstance(event, VotingStarted) and isinstance(op, Show):
                     self._open_ballot(event)  # reactions count from the moment the card exists
             await self._follow_up(event)
+            record_delivery("discord", event, since=self._metered_since)  # delivery lag (adapters.metering)
         except Exception:  # one funnel: a bug in one event's delivery must not stop the rest
             log.exception("debate %s: could not deliver %s #%d", self._debate_id, event.kind, event.seq)
         if not isinstance(event, TurnDelta) and not self._closed:

@@ -20,6 +20,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.metering import record_delivery
 from adapters.slack.emoji import option_reactions
 from adapters.slack.limits import budgets_of
 from adapters.slack.ops import Op, Update, Upload, vote_key
@@ -228,6 +229,8 @@ class SlackSink:
     async def _deliver(self, event: Event, *, live: bool) -> None:
         for op in self._view.render(event):
             await self._apply(op)
+        if live:
+            record_delivery("slack", event)  # delivery lag metric (adapters.metering)
         if isinstance(event, VotingStarted):
             self._started[event.vote_id] = event
             self._card_posted(event)

@@ -89,6 +89,9 @@ async def test_the_metrics_endpoint_counts_what_the_debate_did(tmp_path: Path) -
     assert total(after, "rostra_model_errors_total") == 0
     assert total(after, "rostra_model_call_seconds_count", provider="scripted") == len(turns) + len(ai_votes)
     assert total(after, "rostra_model_time_to_first_token_seconds_count") == len(turns)  # streamed only
+    # every call's stable prefix (system prompt + transcript so far) is measured
+    assert total(after, "rostra_model_cacheable_prefix_tokens_count") == len(turns) + len(ai_votes)
+    assert total(after, "rostra_model_cacheable_prefix_tokens_sum") > 100 * len(turns)
 
     used = debate_usage(events)
     assert total(after, "rostra_model_tokens_total", type="input") == used.input_tokens > 0

@@ -6,9 +6,14 @@ import random
 from collections.abc import Iterator
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.metrics import Metrics
+from bot.tracing import Tracing
+from core.events import TurnDelta
 from core.observe import platforms
 from tests.adapters.slack.conftest import Harness
 
@@ -50,3 +55,38 @@ async def test_a_429_is_counted_with_its_retry_and_every_call_is_counted(
     assert count(metrics, "rostra_platform_retries_total", platform="slack") == 1
     updates = len(slack.api.calls_to("chat.update"))
     assert count(metrics, "rostra_platform_requests_total", platform="slack", method="chat.update") == updates
+
+
+async def test_each_event_delivered_to_the_thread_reports_its_lag(slack: Harness, metrics: Metrics) -> None:
+    await slack.mention("debate Should cities ban cars?")
+    await slack.wait_running()
+    await slack.settle()
+    events = await slack.events(await slack.only_debate_id())
+    shown = [e for e in events if not isinstance(e, TurnDelta)]
+    assert count(metrics, "rostra_delivery_lag_seconds_count", platform="slack") == len(shown)
+    assert 0 <= count(metrics, "rostra_delivery_lag_seconds_sum", platform="slack") < 10 * len(shown)
+
+
+async def test_deliveries_and_api_requests_are_traced_inside_the_debate(slack: Harness) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing = Tracing(provider)
+    slack.rt.manager.observers.append(tracing)
+    platforms.observers.append(tracing)
+    try:
+        await slack.mention("debate Should cities ban cars?")
+        await slack.wait_running()
+        await slack.settle()
+    finally:
+        platforms.observers.remove(tracing)
+    debate_id = await slack.only_debate_id()
+    spans = exporter.get_finished_spans()
+    [debate] = [s for s in spans if s.name == "debate"]
+    deliveries = [s for s in spans if s.name.startswith("deliver ")]
+    shown = [e for e in await slack.events(debate_id) if not isinstance(e, TurnDelta)]
+    assert sorted(s.attributes["rostra.seq"] for s in deliveries) == [e.seq for e in shown]  # type: ignore[index]
+    assert all(s.attributes["rostra.debate_id"] == debate_id for s in deliveries)  # type: ignore[index]
+    # all in the debate's trace, even those that land after its closing event
+    assert all(s.parent is not None and s.parent.span_id == debate.context.span_id for s in deliveries)
+    assert any(s.name == "slack chat.postMessage" for s in spans)
