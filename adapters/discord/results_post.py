@@ -46,10 +46,6 @@ def card_result(result: DebateResult) -> str:
     return f"🏁 {result.decision or result.ending.capitalize()}"
 
 
-def transcript_only(debate_id: str) -> discord.ui.View:
-    return transcript_view(debate_id)
-
-
 async def public_card(
     channel: discord.TextChannel | discord.Thread, text: str, debate_id: str
 ) -> discord.Message | None:
@@ -121,7 +117,7 @@ class DiscordResults:
             if message is not None and not message.flags.ephemeral:
                 await message.edit(
                     content=f"{message.content}\n{card_result(result)}",
-                    view=transcript_only(debate_id),
+                    view=transcript_view(debate_id),
                     allowed_mentions=NO_MENTIONS,
                 )
         except discord.HTTPException as exc:
