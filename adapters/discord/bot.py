@@ -53,6 +53,7 @@ class RostraBot(commands.Bot):
         launcher = Launcher(rt, self.desk, self.webhooks)
         self.debate_commands = DebateCommands(rt, self.desk, launcher)
         self.resumer = Resumer(self, rt, self.desk, self.webhooks)
+        self.resumer.results = launcher.results  # resumed debates' results too (results_post.py)
         self._resuming: asyncio.Task[None] | None = None
         self.tree.error(self._command_failed)
 

@@ -16,7 +16,7 @@ from adapters.discord.controls import controls_view
 from adapters.discord.desk import DebateDesk, Running
 from adapters.discord.documents import read_document, read_documents
 from adapters.discord.permissions import missing_permissions
-from adapters.discord.results_post import DiscordResults, public_card
+from adapters.discord.results_post import START_CARD_KEY, DiscordResults, public_card
 from adapters.discord.sender import NO_MENTIONS
 from adapters.discord.sink import DiscordSink
 from adapters.discord.webhooks import PersonaWebhooks
@@ -145,6 +145,8 @@ class Launcher:
             card = await public_card(plan.channel, messages.started(thread.id, spec.topic), debate_id)
         # the result, when it ends, to this channel and on the card (adapters/discord/results_post.py)
         self.results.follow(debate_id, channel=plan.channel, thread_id=thread.id, card=card)
+        if card is not None and not card.flags.ephemeral:
+            await self.rt.store.set_binding_value(debate_id, START_CARD_KEY, f"{card.channel.id}:{card.id}")
 
     # --- checks (synchronous: all of them fit well inside the 3 s before a reply is due) --------
 

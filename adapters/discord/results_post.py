@@ -46,10 +46,6 @@ def card_result(result: DebateResult) -> str:
     return f"🏁 {result.decision or result.ending.capitalize()}"
 
 
-def transcript_only(debate_id: str) -> discord.ui.View:
-    return transcript_view(debate_id)
-
-
 async def public_card(
     channel: discord.TextChannel | discord.Thread, text: str, debate_id: str
 ) -> discord.Message | None:
@@ -61,12 +57,16 @@ async def public_card(
         return None
 
 
+START_CARD_KEY = "discord.start_card"
+"""Binding key: `<channel id>:<message id>` of the start card (its result is added after a restart too)."""
+
+
 @dataclass(frozen=True)
 class _Card:
     channel: discord.abc.Messageable
     origin_id: int
     thread_id: int
-    message: discord.Message | None
+    message: discord.Message | discord.PartialMessage | None
 
 
 class DiscordResults:
@@ -83,9 +83,9 @@ class DiscordResults:
         self,
         debate_id: str,
         *,
-        channel: discord.TextChannel | discord.Thread,
+        channel: discord.TextChannel | discord.Thread | discord.PartialMessageable,
         thread_id: int,
-        card: discord.Message | None,
+        card: discord.Message | discord.PartialMessage | None,
     ) -> None:
         self._cards[debate_id] = _Card(channel, channel.id, thread_id, card)
         if debate_id in self._ended:
@@ -111,10 +111,13 @@ class DiscordResults:
                 return
             if card.origin_id != card.thread_id:  # started from a channel: tell it
                 await card.channel.send(result_message(result, card.thread_id), allowed_mentions=NO_MENTIONS)
-            if card.message is not None and not card.message.flags.ephemeral:
-                await card.message.edit(
-                    content=f"{card.message.content}\n{card_result(result)}",
-                    view=transcript_only(debate_id),
+            message = card.message
+            if isinstance(message, discord.PartialMessage):  # after a restart: read it first
+                message = await message.fetch()
+            if message is not None and not message.flags.ephemeral:
+                await message.edit(
+                    content=f"{message.content}\n{card_result(result)}",
+                    view=transcript_view(debate_id),
                     allowed_mentions=NO_MENTIONS,
                 )
         except discord.HTTPException as exc:

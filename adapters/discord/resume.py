@@ -18,6 +18,7 @@ import discord
 
 from adapters.discord.desk import DebateDesk, Running
 from adapters.discord.launch import PLATFORM
+from adapters.discord.results_post import START_CARD_KEY, DiscordResults
 from adapters.discord.sink import DiscordSink, OpenCard
 from adapters.discord.webhooks import PersonaWebhooks
 from adapters.host import Host
@@ -35,6 +36,7 @@ class Reattached:
     sink: DiscordSink
     thread_id: int
     origin_id: int
+    start_card: str | None = None  # `<channel id>:<message id>` (adapters/discord/results_post.py)
 
 
 def _as_int(text: str | None) -> int | None:
@@ -48,6 +50,20 @@ class Resumer:
         self.desk = desk
         self.webhooks = webhooks
         self.settings = rt.config.discord
+        self.results: DiscordResults | None = None  # set by the bot: results of resumed debates
+
+    def _finished(self, debate_id: str) -> None:
+        self.desk.finished(debate_id)
+        if self.results is not None:
+            self.results.ended(debate_id)
+
+    def _follow_result(self, debate_id: str, again: Reattached) -> None:
+        channel_id, _, message_id = (again.start_card or "").partition(":")
+        if self.results is None or not channel_id.isdigit() or not message_id.isdigit():
+            return
+        channel = self.client.get_partial_messageable(int(channel_id))
+        card = channel.get_partial_message(int(message_id))
+        self.results.follow(debate_id, channel=channel, thread_id=again.thread_id, card=card)
 
     async def run(self) -> None:
         """Resume every debate of this platform that was cut short (once, when the bot is ready)."""
@@ -66,6 +82,7 @@ class Resumer:
                 if again is None:
                     continue
                 self.desk.add(Running(handle, again.sink, again.thread_id, again.origin_id))
+                self._follow_result(handle.debate_id, again)
                 await again.sink.resumed(handle)
                 log.info("debate %s resumed in thread %s", handle.debate_id, again.thread_id)
             for again in found.values():  # closed by the core: their last words are on their way
@@ -90,7 +107,7 @@ class Resumer:
             settings=self.settings,
             store=self.rt.store,
             cards=self.desk.cards,
-            on_finished=self.desk.finished,
+            on_finished=self._finished,
         )
         await self._unarchive(thread)
         events = await self.rt.store.events(record.id)
@@ -100,7 +117,8 @@ class Resumer:
             for card in cards:
                 await self._restore_reactions(thread, card, state, me.id)
         sink.catch_up()
-        return Reattached(sink, thread.id, _as_int(values.get(ORIGIN_KEY)) or thread.id)
+        origin = _as_int(values.get(ORIGIN_KEY)) or thread.id
+        return Reattached(sink, thread.id, origin, values.get(START_CARD_KEY))
 
     async def _thread(self, thread_id: int) -> discord.Thread | None:
         """The debate's thread; None when it is gone or forbidden (discord.py retries 429 and 5xx)."""

@@ -138,6 +138,10 @@ class SlackFrontEnd:
         """Start a debate from a request already read (the Start modal uses this: the same path)."""
         await self._start(request, command, replies, bot_user_id)
 
+    async def refusal_for(self, request: Request) -> str | None:
+        """Why the person may not start debates, or None (the Start modal says it inline)."""
+        return await self._refusal_for(request.user)
+
     def check(self, request: Request, command: Start) -> None:
         """Raise DebateError or AttachmentError when the request would be refused (nothing is fetched)."""
         self._checked(request, command)

@@ -92,6 +92,13 @@ class WorkspaceFronts(SlackFrontEnd):
             return
         await front.start(request, command, replies, bot_user_id=bot_user_id)
 
+    async def refusal_for(self, request: Request) -> str | None:
+        try:
+            front = await self.front_for(request.team)
+        except NotInstalled:
+            return None  # the start itself is then ignored
+        return await front.refusal_for(request)
+
     async def reaction(self, reaction: ReactionRequest, *, bot_user_id: str | None) -> None:
         for front in list(self._fronts.values()):  # channel ids are unique across workspaces
             await front.reaction(reaction, bot_user_id=bot_user_id)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from adapters.discord import create_bot
 from tests.adapters.discord.conftest import TOPIC, World
 from tests.adapters.discord.test_formats import NOTES, PANEL
 
@@ -57,3 +58,21 @@ async def test_a_start_with_files_still_shows_the_channel_a_card(world: World) -
     assert [c.label for row in card.components for c in row.children] == ["Transcript"]
     [posted] = [m for m in world.channel.history() if m.content.startswith("🏁 **Debate over")]
     assert posted.content.splitlines()[-1] == f"The whole debate: <#{thread.id}>"
+
+
+async def test_a_debate_resumed_after_a_restart_still_reports_its_result(world: World) -> None:
+    started = await world.start(**PAUSED)  # waits in the people's window
+    assert started.response is not None
+    await world.env.restart_bot(create_bot(world.rt))
+    resuming = world.bot.resuming
+    assert resuming is not None
+    await resuming
+    await world.env.settle()
+
+    await world.env.advance_time(30)  # the reopened window closes; the debate ends
+    await world.env.settle()
+    [posted] = [m for m in world.channel.history() if m.content.startswith("🏁 **Debate over")]
+    assert posted.content.splitlines()[0] == f"🏁 **Debate over: {TOPIC}**"
+    assert posted.content.splitlines()[-1] == f"The whole debate: <#{world.thread().id}>"
+    assert started.response.content.splitlines()[1].startswith("🏁 ")
+    assert [c["label"] for row in started.response.components for c in row["components"]] == ["Transcript"]

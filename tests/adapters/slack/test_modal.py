@@ -214,3 +214,14 @@ async def test_the_fake_checks_views_as_slack_does(api: FakeSlack) -> None:
     with pytest.raises(SlackApiError) as info:
         await client.views_publish(user_id="", view={"type": "home", "blocks": []})
     assert info.value.response["error"] == "invalid_arguments"
+
+
+async def test_someone_not_allowed_to_start_is_told_in_the_modal(tmp_path: Path, api: FakeSlack) -> None:
+    async with open_harness(tmp_path, api, slack={"starter_users": [BOB]}) as slack:
+        await slash_alone(slack, ALICE)
+        await opened_modal(slack)
+        response = await submit(slack, ALICE, slack.api.last_view().id, {"topic": "Cars?"})
+        body = json.loads(await response.text())
+        assert body["response_action"] == "errors"
+        assert "may start debates" in body["errors"]["topic"]
+        assert await slack.rt.store.list_debates() == []
