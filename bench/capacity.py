@@ -3,6 +3,7 @@
     .venv/bin/python bench/capacity.py                      # N = 1, 200, 500, 1000; 2 runs each
     .venv/bin/python bench/capacity.py -n 1 -n 1000 --runs 3
     .venv/bin/python bench/capacity.py -n 200 --gc default  # Python's own collector settings
+    .venv/bin/python bench/capacity.py -n 200 --profile /tmp/200.prof  # one run under cProfile
 
 Each run is its own process: N arena debates started together (2 rounds x 3 exchanges, humans off,
 every role on the scripted model streaming a ~60-word turn in ~3 s), on the real clock, into a real
@@ -330,13 +331,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("-n", type=int, action="append", help="concurrent debates (repeatable)")
     parser.add_argument("--runs", type=int, default=2, help="runs per N (default 2)")
     parser.add_argument(
-        "--gc", choices=("tuned", "default"), default="default", help="runtime.gc from config.yaml, or Python's"
+        "--gc",
+        choices=("tuned", "default"),
+        default="default",
+        help="runtime.gc from config.yaml, or Python's",
+    )
+    parser.add_argument(
+        "--profile", type=Path, help="run one N in this process under cProfile; stats to this file"
     )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tmp", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
         print(json.dumps(asyncio.run(one_run(args.child, args.gc, args.tmp))))
+        return
+    if args.profile is not None:
+        import cProfile
+
+        with tempfile.TemporaryDirectory() as tmp, cProfile.Profile() as profile:
+            result = asyncio.run(one_run((args.n or [200])[0], args.gc, Path(tmp)))
+        profile.dump_stats(args.profile)
+        print(json.dumps(result))
         return
     sweep(sorted(args.n or SIZES), args.runs, args.gc)
 

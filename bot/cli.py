@@ -340,9 +340,11 @@ def _demo_options(args: argparse.Namespace, interactive: bool, document_limit: i
 async def _run_demo(runtime: Any, spec: Any, console: Any, interactive: bool, seed: int | None) -> int:
 
     from adapters.console import ConsoleSink
+    from bot.gctune import tune_gc
 
     sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
     async with runtime as rt:
+        tune_gc(rt.config.runtime.gc)
         handle = await rt.start_debate(spec, sink, seed=seed)
         return await _follow(handle, sink, console)
 

@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from adapters.discord.settings import DiscordSettings
 from adapters.slack.settings import SlackSettings
+from bot.gctune import GcSettings
 from core.models import Persona
 from core.settings import (
     ContextSettings,
@@ -46,6 +47,14 @@ class LoggingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     level: str = "INFO"
+
+
+class RuntimeSettings(BaseModel):
+    """How the process itself runs (not what a debate does)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gc: GcSettings = Field(default_factory=GcSettings)
 
 
 class Secrets(BaseSettings):
@@ -98,6 +107,7 @@ class Config(BaseSettings):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -16,6 +16,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from bot.gctune import tune_gc
+
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
@@ -126,6 +128,7 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with runtime as rt:
+        tune_gc(rt.config.runtime.gc)
         bot = create_bot(rt)
         async with bot:
             closer = asyncio.create_task(_close_when(stop, bot), name="rostra-discord-stop")

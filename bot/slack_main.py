@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bot.gctune import tune_gc
+
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
@@ -128,6 +130,7 @@ async def serve(
         stop = asyncio.Event()
         _on_signals(stop)
     async with Runtime(config, secrets=secrets, clock=clock) as rt:
+        tune_gc(config.runtime.gc)
         try:
             app = create_app(rt, socket_mode=mode.socket)
         except SlackConfigError as exc:
