@@ -333,7 +333,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--gc",
         choices=("tuned", "default"),
-        default="default",
+        default="tuned",
         help="runtime.gc from config.yaml, or Python's",
     )
     parser.add_argument(
