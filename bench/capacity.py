@@ -4,6 +4,7 @@
     .venv/bin/python bench/capacity.py -n 1 -n 1000 --runs 3
     .venv/bin/python bench/capacity.py -n 200 --gc default  # Python's own collector settings
     .venv/bin/python bench/capacity.py -n 200 --profile /tmp/200.prof  # one run under cProfile
+    .venv/bin/python bench/capacity.py -n 1000 --store memory  # the engine alone, no store I/O
 
 Each run is its own process: N arena debates started together (2 rounds x 3 exchanges, humans off,
 every role on the scripted model streaming a ~60-word turn in ~3 s), on the real clock, into a real
@@ -47,6 +48,7 @@ from bot.config import Config, Secrets, load_config
 from bot.runtime import Runtime
 from core.events import DebateCompleted, Event
 from core.llm.scripted import Script
+from core.ports import DebateRecord, DebateStatus
 from core.spec import DebateSpec
 
 REPO = Path(__file__).resolve().parent.parent
@@ -140,6 +142,56 @@ class CommitCounter:
             self.connections += 1
 
 
+class MemoryStore:
+    """The Store protocol in memory, no I/O: with `--store memory`, what the engine costs alone."""
+
+    def __init__(self) -> None:
+        self._debates: dict[str, DebateRecord] = {}
+        self._events: dict[str, list[Event]] = {}
+        self._bindings: dict[str, dict[str, str]] = {}
+        self._calls: dict[str, dict[tuple[str, int], str]] = {}
+
+    async def create_debate(self, record: DebateRecord) -> None:
+        self._debates[record.id] = record
+
+    async def append(self, event: Event) -> None:
+        log = self._events.setdefault(event.debate_id, [])
+        if event.seq != len(log) + 1:
+            raise RuntimeError(f"event seq {event.seq} does not follow {len(log)}")
+        log.append(event)
+
+    async def events(self, debate_id: str) -> list[Event]:
+        return list(self._events.get(debate_id, []))
+
+    async def get_debate(self, debate_id: str) -> DebateRecord | None:
+        return self._debates.get(debate_id)
+
+    async def list_debates(self, limit: int = 20) -> list[DebateRecord]:
+        return list(self._debates.values())[:limit]
+
+    async def debates_with_status(self, status: DebateStatus) -> list[DebateRecord]:
+        return [r for r in self._debates.values() if r.status == status]
+
+    async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:
+        record = self._debates[debate_id]
+        self._debates[debate_id] = record.model_copy(update={"status": status, "reason": reason})
+
+    async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
+        self._bindings.setdefault(debate_id, {})[key] = value
+
+    async def binding_values(self, debate_id: str) -> dict[str, str]:
+        return dict(self._bindings.get(debate_id, {}))
+
+    async def record_call(self, debate_id: str, key: str, n: int, payload: str) -> None:
+        self._calls.setdefault(debate_id, {})[(key, n)] = payload
+
+    async def calls(self, debate_id: str) -> dict[tuple[str, int], str]:
+        return dict(self._calls.get(debate_id, {}))
+
+    async def close(self) -> None:
+        return None
+
+
 class CountingSink:
     """A front end that shows nothing: counts events by kind, notes when each debate closes."""
 
@@ -177,7 +229,7 @@ def _config(db: Path, n: int) -> Config:
     )
 
 
-async def one_run(n: int, gc_mode: str, tmp: Path) -> dict[str, Any]:
+async def one_run(n: int, gc_mode: str, tmp: Path, store_mode: str = "sqlite") -> dict[str, Any]:
     """N debates started together; the figures of this run."""
     config = _config(tmp / "capacity.db", n)
     script = Script({"proposition": [TURN], "opposition": [TURN]})
@@ -189,6 +241,8 @@ async def one_run(n: int, gc_mode: str, tmp: Path) -> dict[str, Any]:
             from bot.gctune import tune_gc
 
             tune_gc(config.runtime.gc)
+        if store_mode == "memory":
+            rt.manager.store = MemoryStore()
         timed = TimedStore(rt.manager.store)
         commits = CommitCounter()
         await commits.attach(rt.manager.store)
@@ -214,6 +268,7 @@ async def one_run(n: int, gc_mode: str, tmp: Path) -> dict[str, Any]:
     return {
         "n": n,
         "gc": gc_mode,
+        "store": store_mode,
         "wall": wall,
         "start_spread": started,
         "lag_p50_ms": _percentile(lags, 0.50) * 1000,
@@ -266,11 +321,22 @@ def raw_sqlite_limits(tmp: Path, rows: int = 5000) -> dict[str, float]:
 # --- the sweep -----------------------------------------------------------------------------------
 
 
-def _run_child(n: int, gc_mode: str, tmp: Path) -> dict[str, Any]:
+def _run_child(n: int, gc_mode: str, store_mode: str, tmp: Path) -> dict[str, Any]:
     env = {**os.environ, "AGNO_TELEMETRY": "false"}
     env.pop("ANTHROPIC_API_KEY", None)
     done = subprocess.run(
-        [sys.executable, __file__, "--child", str(n), "--gc", gc_mode, "--tmp", str(tmp)],
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            str(n),
+            "--gc",
+            gc_mode,
+            "--store",
+            store_mode,
+            "--tmp",
+            str(tmp),
+        ],
         cwd=REPO,
         env=env,
         check=True,
@@ -287,7 +353,7 @@ def _each(runs: list[dict[str, Any]], pick: Callable[[dict[str, Any]], float | N
     return "–".join("n/a" if v is None else format(v, spec) for v in values)
 
 
-def sweep(sizes: list[int], runs: int, gc_mode: str) -> None:
+def sweep(sizes: list[int], runs: int, gc_mode: str, store_mode: str) -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("CAPACITY_TMP")) as tmpdir:
         tmp = Path(tmpdir)
         raw = raw_sqlite_limits(tmp)
@@ -296,13 +362,16 @@ def sweep(sizes: list[int], runs: int, gc_mode: str) -> None:
             f" {raw['batched_100_rows_per_s']:,.0f} rows/s batched by 100",
             flush=True,
         )
-        print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; gc: {gc_mode}")
+        print(
+            f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs;"
+            f" gc: {gc_mode}; store: {store_mode}"
+        )
         results: dict[int, list[dict[str, Any]]] = {}
         for n in sizes:
             for i in range(runs):
                 run_dir = tmp / f"n{n}-r{i}"
                 run_dir.mkdir()
-                results.setdefault(n, []).append(_run_child(n, gc_mode, run_dir))
+                results.setdefault(n, []).append(_run_child(n, gc_mode, store_mode, run_dir))
                 r = results[n][-1]
                 print(f"  N={n} run {i + 1}: {json.dumps(r)}", flush=True)
         base = statistics.median(r["wall"] for r in results[sizes[0]]) if sizes[0] == 1 else None
@@ -337,23 +406,29 @@ def main(argv: list[str] | None = None) -> None:
         help="runtime.gc from config.yaml, or Python's",
     )
     parser.add_argument(
+        "--store",
+        choices=("sqlite", "memory"),
+        default="sqlite",
+        help="the real SQLite store, or an in-memory one (the engine's cost without I/O)",
+    )
+    parser.add_argument(
         "--profile", type=Path, help="run one N in this process under cProfile; stats to this file"
     )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tmp", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
-        print(json.dumps(asyncio.run(one_run(args.child, args.gc, args.tmp))))
+        print(json.dumps(asyncio.run(one_run(args.child, args.gc, args.tmp, args.store))))
         return
     if args.profile is not None:
         import cProfile
 
         with tempfile.TemporaryDirectory() as tmp, cProfile.Profile() as profile:
-            result = asyncio.run(one_run((args.n or [200])[0], args.gc, Path(tmp)))
+            result = asyncio.run(one_run((args.n or [200])[0], args.gc, Path(tmp), args.store))
         profile.dump_stats(args.profile)
         print(json.dumps(result))
         return
-    sweep(sorted(args.n or SIZES), args.runs, args.gc)
+    sweep(sorted(args.n or SIZES), args.runs, args.gc, args.store)
 
 
 if __name__ == "__main__":
