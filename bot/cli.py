@@ -361,10 +361,12 @@ def _demo_options(args: argparse.Namespace, interactive: bool, document_limit: i
 async def _run_demo(runtime: Any, spec: Any, console: Any, interactive: bool, seed: int | None) -> int:
 
     from adapters.console import ConsoleSink
+    from bot.gctune import tune_gc
     from core.errors import AdmissionError
 
     sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
     async with runtime as rt:
+        tune_gc(rt.config.runtime.gc)
         try:
             handle = await rt.start_debate(spec, sink, seed=seed)
         except AdmissionError as exc:  # a daily budget is spent

@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from adapters.discord.settings import DiscordSettings
 from adapters.slack.settings import SlackSettings
+from bot.gctune import GcSettings
 from bot.ops_settings import MetricsSettings, TracingSettings
 from core.localfiles import LocalFileError, read_local_yaml
 from core.models import Persona
@@ -47,6 +48,14 @@ class LoggingSettings(BaseModel):
         description="loggers kept below WARNING though quiet by default (e.g. discord.webhook)",
     )
     format: Literal["text", "json"] = "text"
+
+
+class RuntimeSettings(BaseModel):
+    """How the process itself runs (not what a debate does)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gc: GcSettings = Field(default_factory=GcSettings)
 
 
 class Secrets(BaseSettings):
@@ -98,6 +107,7 @@ class Config(BaseSettings):
     slack: SlackSettings = Field(default_factory=SlackSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
+    runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -16,6 +16,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from bot.gctune import tune_gc
+
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
@@ -133,6 +135,7 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with runtime as rt:
         rt.enable_failover()
+        tune_gc(rt.config.runtime.gc)
         bot = create_bot(rt)
         watch_platform(rt, "discord", lambda: bot.is_ready() and not bot.is_closed())  # for /readyz
         async with bot:

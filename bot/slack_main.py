@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bot.gctune import tune_gc
+
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
@@ -144,6 +146,7 @@ async def serve(
     async with Runtime(config, secrets=secrets, clock=clock) as rt:
         rt.enable_failover()
         stores = oauth_stores(config, secrets)
+        tune_gc(config.runtime.gc)
         try:
             app = create_app(rt, socket_mode=mode.socket, oauth_stores=stores)
         except SlackConfigError as exc:

@@ -25,27 +25,49 @@ from core.settings import ResearchSettings
 log = logging.getLogger(__name__)
 
 DELTA_MIN_CHARS = 24
+"""A streamed piece is held until it has at least this many characters (or a line break)..."""
+DELTA_INTERVAL = 0.5
+"""...and, after the first piece of a turn, until this many seconds have passed since the last one."""
+DELTA_MAX_CHARS = 400
+"""A piece this long goes out whatever the time (a fast stream still arrives in bounded pieces)."""
 
 Annotate = Callable[[str], dict[str, Any]]
 """Extra TurnCompleted fields computed from the final text (quotes checked, sources found)."""
 
 
 class _DeltaBuffer:
-    """Coalesces tiny model deltas into fewer TurnDelta events (fewer rows, fewer edits)."""
+    """Coalesces tiny model deltas into fewer TurnDelta events, by size and by time.
+
+    Every TurnDelta is an event stored before any front end sees it, so a delta costs a write; and
+    Discord and Slack show interim text by editing a message at most every second or so. The first
+    piece of a turn goes out as soon as it has a few words (the message appears at once); after
+    that, pieces go out at most every DELTA_INTERVAL seconds (on the clock the debate runs on),
+    unless one grows past DELTA_MAX_CHARS. Whatever is held is flushed when the turn ends, before
+    TurnCompleted, so front ends see the same text, in fewer, larger pieces.
+    """
 
     def __init__(self, ctx: DebateContext, turn_id: str) -> None:
         self._ctx = ctx
         self._turn_id = turn_id
         self._pending = ""
+        self._last: float | None = None  # when the last piece went out (None: none yet)
 
     async def add(self, text: str) -> None:
         self._pending += text
-        if len(self._pending) >= DELTA_MIN_CHARS or "\n" in text:
+        if len(self._pending) < DELTA_MIN_CHARS and "\n" not in text:
+            return
+        last = self._last
+        if (
+            last is None
+            or len(self._pending) >= DELTA_MAX_CHARS
+            or self._ctx.clock.now() - last >= DELTA_INTERVAL
+        ):
             await self.flush()
 
     async def flush(self) -> None:
         if self._pending:
             text, self._pending = self._pending, ""
+            self._last = self._ctx.clock.now()
             await self._ctx.emit(TurnDelta(turn_id=self._turn_id, text=text))
 
 

@@ -295,11 +295,11 @@ class ScriptedModel(Model):
     seed: int = 0
     latency: float = 0.0
     clock: Clock = field(default_factory=RealClock)
-    calls: list[list[Message]] = field(default_factory=list)
+    calls: int = 0  # calls made (a count only: keeping every prompt cost memory per debate)
 
     def _next_reply(self, messages: list[Message], response_format: Any) -> tuple[str, float]:
-        self.calls.append(list(messages))
-        n = len(self.calls)
+        self.calls += 1
+        n = self.calls
         rng = random.Random(f"{self.seed}|{self.persona_id}|{self.role}|{n}")
         item = self.script.next(self.persona_id, self.role) if self.script is not None else None
         schema = _schema_of(response_format)
@@ -325,7 +325,7 @@ class ScriptedModel(Model):
 
     def skip(self) -> None:
         """A call answered from memory (a resumed debate): keep the script's place and the count."""
-        self.calls.append([])
+        self.calls += 1
         if self.script is not None:
             self.script.next(self.persona_id, self.role)
 
