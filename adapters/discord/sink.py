@@ -41,6 +41,7 @@ THREAD_GONE = {
     10003: "the debate thread was deleted",  # Unknown Channel
     50001: "Rostra can no longer see the debate thread",  # Missing Access
 }
+GLOBAL = "global"
 CARD_RETRY_AFTER = 1.0
 """Seconds before a vote card that could not be posted is tried once more."""
 SLOT_KEY = "discord.slot."
@@ -317,10 +318,12 @@ class DiscordSink:
         self._notices[kind] = (sent, count)
 
     async def _apply(self, op: Op) -> None:
+        overall = self._budgets[GLOBAL]  # the bot's 50 requests per second, shared by every debate
         if isinstance(op, React):
             targets = self._slots.get(op.slot)
             if targets is not None and targets.messages:
                 for emoji in op.emojis:
+                    await overall.take()
                     await self._sender.react(targets.messages[0], emoji)
             return
         slot = self._slots.get(op.slot)
@@ -328,12 +331,13 @@ class DiscordSink:
         update = self._throttle.offer(op, first=first)
         if update is None:
             return
-        if _route(update) == "webhook":  # persona text: the webhook is shared by the channel's debates
-            budget = self._budgets[f"webhook:{self._parent_id}"]
-            if first or not update.live:
-                budget.note()  # a turn's first post and its final text always go (discord.py paces them)
-            elif not budget.try_take():
-                return  # the webhook is busy: finals first; the next state supersedes this one
+        hook = self._budgets[f"webhook:{self._parent_id}"] if _route(update) == "webhook" else None
+        if first or not update.live:  # a first post and a final state always go, in their turn
+            await overall.take()
+            if hook is not None:
+                hook.note()  # discord.py paces the webhook itself
+        elif not (hook is None or hook.try_take()) or not overall.try_take():
+            return  # Discord's budget is short: finals first; the next state supersedes this one
         await self._show(update)
 
     async def _show(self, show: Show) -> None:
