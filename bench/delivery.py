@@ -197,11 +197,11 @@ def _windows(figures: Figures, events: list[Event], ballot_ready: float | None, 
 # --- Slack -------------------------------------------------------------------------------------
 
 
-async def bench_slack(n: int, *, window: float, latency: float) -> Figures:
+async def bench_slack(n: int, *, window: float, latency: float, streaming: bool = False) -> Figures:
     from tests.adapters.slack.conftest import open_harness
     from tests.adapters.slack.fake_slack import FakeSlack
 
-    figures = Figures("Slack (one workspace)", n)
+    figures = Figures(f"Slack (one workspace{', streaming by edits' if streaming else ''})", n)
     api = FakeSlack()
     await api.start()
     api.enforce_limits()  # Slack's published limits, real time
@@ -215,7 +215,7 @@ async def bench_slack(n: int, *, window: float, latency: float) -> Figures:
                 latency=latency,
                 limits={"max_rounds": 1, "max_concurrent_debates": max(n, 1)},
                 arena={"humans": "vote", "human_window": window},
-                slack={"edit_interval": 1.0},
+                slack={"edit_interval": 1.0, "streaming": streaming},
             ) as slack:
                 history: dict[tuple[str, str], list[tuple[float, str]]] = {}
                 original = api._answer
@@ -243,12 +243,8 @@ async def bench_slack(n: int, *, window: float, latency: float) -> Figures:
                     events = await slack.events(handle.debate_id)
                     opening = slack.opening(channel)
                     thread = api.thread(channel, opening["ts"])
-                    persona = [m for m in thread if m.get("username") or "Round" in m.get("text", "")]
-                    _score(
-                        figures,
-                        events,
-                        {i: history.get((channel, m["ts"]), []) for i, m in enumerate(persona)},
-                    )
+                    shown = {i: history.get((channel, m["ts"]), []) for i, m in enumerate(thread)}
+                    _score(figures, events, shown)
                     texts = [m["text"] for m in thread]
                     figures.duplicates += len(texts) - len(set(texts))
                     ballot = [c.at for c in api.calls_to("reactions.add") if c.args.get("channel") == channel]
@@ -263,6 +259,7 @@ async def main() -> None:
     parser.add_argument("--discord", type=int, default=20, help="concurrent Discord debates (0: skip)")
     parser.add_argument("--channels", type=int, default=1, help="Discord channels they are spread over")
     parser.add_argument("--slack", type=int, default=3, help="concurrent Slack debates (0: skip)")
+    parser.add_argument("--slack-streaming", action="store_true", help="Slack: stream turns by edits")
     parser.add_argument("--window", type=float, default=20.0, help="human vote window, seconds")
     parser.add_argument("--latency", type=float, default=0.08, help="scripted model: seconds per chunk")
     args = parser.parse_args()
@@ -272,7 +269,10 @@ async def main() -> None:
         )
         print(figures.report(), flush=True)
     if args.slack:
-        print((await bench_slack(args.slack, window=args.window, latency=args.latency)).report(), flush=True)
+        figures = await bench_slack(
+            args.slack, window=args.window, latency=args.latency, streaming=args.slack_streaming
+        )
+        print(figures.report(), flush=True)
 
 
 if __name__ == "__main__":
