@@ -41,6 +41,8 @@ THREAD_GONE = {
     10003: "the debate thread was deleted",  # Unknown Channel
     50001: "Rostra can no longer see the debate thread",  # Missing Access
 }
+MIN_EDIT_INTERVAL = 1.0
+"""A persona's streamed text is edited at most once a second, whatever the config says."""
 GLOBAL = "global"
 CARD_RETRY_AFTER = 1.0
 """Seconds before a vote card that could not be posted is tried once more."""
@@ -89,7 +91,7 @@ class DiscordSink:
         self._view = DiscordView(streaming=settings.streaming)
         self._store = store
         self._cards = cards
-        self._throttle = EditThrottle(settings.edit_interval, time.monotonic)
+        self._throttle = EditThrottle(settings.edit_interval, time.monotonic, persona_floor=MIN_EDIT_INTERVAL)
         self._budgets = webhooks.budgets
         self._parent_id = thread.parent_id
         self._on_finished = on_finished
