@@ -27,7 +27,7 @@ from core.replay import Replay, ResumeMismatch
 from core.settings import CoreSettings
 from core.spec import DebateSpec
 from core.state import DebateState
-from core.voting import HumanBallots
+from core.voting import CardsShown, HumanBallots
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,8 @@ class DebateSession:
         self._task: asyncio.Task[None] | None = None
         self._result: asyncio.Future[DebateResult] = asyncio.get_running_loop().create_future()
         emit = Emitter(self.emit)
-        self.ballots = HumanBallots(self.emit, self.state, clock, self if replay is not None else None)
+        cards = CardsShown() if getattr(sink, "reports_cards_shown", False) else None
+        self.ballots = HumanBallots(self.emit, self.state, clock, self if replay is not None else None, cards)
         duration = format_cls.duration(options) if format_cls is not None else None
         self.debate_clock = DebateClock(clock, duration)
         self.ctx = DebateContext(
@@ -592,6 +593,13 @@ class DebateHandle:
         if self.done:
             raise BallotClosedError("The debate has ended.")
         await self._session.ballots.withdraw(vote_id, voter_id)
+
+    def vote_card_shown(self, vote_id: str, shown: bool = True) -> None:
+        """The front end's report: the vote card and its ballot are visible (or cannot be shown).
+        The people's window opens from then (sinks with `reports_cards_shown = True`)."""
+        cards = self._session.ballots.cards
+        if cards is not None:
+            cards.report(vote_id, shown)
 
     def human_vote_open(self, vote_id: str) -> bool:
         return not self.done and self._session.ballots.is_open(vote_id)

@@ -2,16 +2,22 @@
 
 AI votes are gathered by each format (their failure rules differ); people's votes arrive through
 the debate handle at any moment and are accepted only while a window is open.
+
+A window opens when people can see its card: a front end that reports delivery (`CardsShown`)
+says when a vote card and its ballot are visible, and the window's clock starts then, so people get
+the whole configured time however far behind the platform is. A card that cannot be shown at all
+makes the vote go on as if nobody voted, and the thread is told.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, Protocol
 
 from core.clock import Clock
 from core.errors import BallotClosedError, InvalidChoiceError
-from core.events import HumanVoteOpened, VoteCast, VoteWithdrawn
+from core.events import HumanVoteOpened, Notice, VoteCast, VoteWithdrawn
 from core.models import VoteOption, Voter
 from core.state import DebateState
 
@@ -31,6 +37,33 @@ class WindowResume(Protocol):
     def reopen(self, opened: HumanVoteOpened, window: float) -> float: ...
 
 
+CARD_WAIT = 120.0
+"""Seconds a window waits for its card to be shown before the vote goes on without people."""
+CARD_NOT_SHOWN = "The vote card could not be shown here, so this vote went ahead as if nobody voted."
+
+
+class CardsShown:
+    """The front end's reports that a vote card (with its ballot) is visible, or cannot be shown."""
+
+    def __init__(self) -> None:
+        self._shown: dict[str, bool] = {}
+        self._changed: dict[str, asyncio.Event] = {}
+
+    def report(self, vote_id: str, shown: bool) -> None:
+        self._shown[vote_id] = shown
+        self._changed.setdefault(vote_id, asyncio.Event()).set()
+
+    async def wait(self, vote_id: str, within: float) -> bool:
+        """Whether the card is visible; waits (at most `within` seconds) for the report."""
+        if vote_id not in self._shown:
+            changed = self._changed.setdefault(vote_id, asyncio.Event())
+            try:
+                await asyncio.wait_for(changed.wait(), within)
+            except TimeoutError:
+                return False
+        return self._shown.get(vote_id, False)
+
+
 class HumanBallots:
     def __init__(
         self,
@@ -38,11 +71,13 @@ class HumanBallots:
         state: DebateState,
         clock: Clock,
         resume: WindowResume | None = None,
+        cards: CardsShown | None = None,
     ) -> None:
         self._emit = emit
         self._state = state
         self._clock = clock
         self._resume = resume
+        self.cards = cards  # None: the front end does not report delivery (the window opens at once)
         self._closed: set[str] = set()
 
     def is_open(self, vote_id: str) -> bool:
@@ -61,10 +96,14 @@ class HumanBallots:
         In a resumed debate a window that closed before the restart gives its stored tally at once;
         one that was open when the bot stopped reopens for the time it had left.
         """
+        resume = self._resume
+        live = not (resume is not None and resume.replaying)
+        if self.cards is not None and live and not await self.cards.wait(vote_id, CARD_WAIT):
+            await self._emit(Notice(level="warning", code="vote_card_not_shown", message=CARD_NOT_SHOWN))
+            return self.close(vote_id)
         opened: HumanVoteOpened = await self._emit(
             HumanVoteOpened(vote_id=vote_id, options=options, window=window, reason=reason)
         )
-        resume = self._resume
         if resume is not None and resume.logged(opened):
             if resume.window_closed_ahead(vote_id):
                 self._closed.add(vote_id)

@@ -53,6 +53,11 @@ THREAD_GONE = {
     10003: "the debate thread was deleted",  # Unknown Channel
     50001: "Rostra can no longer see the debate thread",  # Missing Access
 }
+MIN_EDIT_INTERVAL = 1.0
+"""A persona's streamed text is edited at most once a second, whatever the config says."""
+GLOBAL = "global"
+CARD_RETRY_AFTER = 1.0
+"""Seconds before a vote card that could not be posted is tried once more."""
 SLOT_KEY = "discord.slot."
 """Binding key prefix: `discord.slot.<slot>` → the slot's messages (`Sent.encode`, comma-separated)."""
 DELIVERED_KEY = "discord.delivered"
@@ -77,6 +82,9 @@ class OpenCard:
 
 
 class DiscordSink:
+    reports_cards_shown = True
+    """The debate's vote windows open when this sink reports their card visible (`_report_card`)."""
+
     def __init__(
         self,
         *,
@@ -98,7 +106,7 @@ class DiscordSink:
         self._view = DiscordView(streaming=settings.streaming, buttons=self._buttons)
         self._store = store
         self._cards = cards
-        self._throttle = EditThrottle(settings.edit_interval, time.monotonic)
+        self._throttle = EditThrottle(settings.edit_interval, time.monotonic, persona_floor=MIN_EDIT_INTERVAL)
         self._budgets = webhooks.budgets
         self._parent_id = thread.parent_id
         self._on_finished = on_finished
@@ -108,6 +116,7 @@ class DiscordSink:
         self._slots: dict[str, _Slot] = {}
         self._ballots: dict[str, CardBallot] = {}
         self._handle: DebateHandle | None = None
+        self._card_reports: dict[str, bool] = {}  # vote id → its card was shown (reported to the debate)
         self._closed = False
         self._failing: set[str] = set()  # routes ("webhook", "bot") whose last call failed 5xx/429
         self._notices: dict[str, tuple[Sent, int]] = {}  # kind of failure → its notice, how many
@@ -123,6 +132,8 @@ class DiscordSink:
         self._debate_id = handle.debate_id
         for ballot in self._ballots.values():
             ballot.bind(handle)
+        for vote_id, shown in self._card_reports.items():
+            handle.vote_card_shown(vote_id, shown)
 
     def _message_ids(self, slot: str) -> list[int]:
         return [m.id for m in self._slots[slot].messages] if slot in self._slots else []
@@ -171,6 +182,7 @@ class DiscordSink:
             ballot = self._open_ballot(event)
             if ballot is not None:
                 open_cards.append(OpenCard(vote_id, ids[0], ballot))
+                self._card_reports[vote_id] = True  # shown before the restart
         return open_cards
 
     def catch_up(self) -> None:
@@ -250,16 +262,35 @@ class DiscordSink:
     async def _deliver(self, event: Event) -> None:
         self._debate_id = self._debate_id or event.debate_id
         try:
-            for op in self._view.render(event):
+            ops = list(self._view.render(event))
+            for op in ops:
                 await self._guarded(op)
                 if isinstance(event, VotingStarted) and isinstance(op, Show):
                     self._open_ballot(event)  # reactions count from the moment the card exists
+            if isinstance(event, VotingStarted) and event.humans != "off":
+                await self._card_shown(event, ops)
             await self._follow_up(event)
             record_delivery("discord", event, since=self._metered_since)  # delivery lag (adapters.metering)
         except Exception:  # one funnel: a bug in one event's delivery must not stop the rest
             log.exception("debate %s: could not deliver %s #%d", self._debate_id, event.kind, event.seq)
         if not isinstance(event, TurnDelta) and not self._closed:
             await self._remember(DELIVERED_KEY, str(event.seq))
+
+    async def _card_shown(self, event: VotingStarted, ops: list[Op]) -> None:
+        """Tell the debate whether people can see the vote card and its ballot (the window opens
+        then); a card that did not get through is tried once more first, ahead of anything else."""
+        slot = vote_slot(event.vote_id)
+        if not self._message_ids(slot) and not self._closed:
+            await asyncio.sleep(CARD_RETRY_AFTER)
+            for op in ops:
+                if op.slot == slot:
+                    await self._guarded(op)
+            if self._message_ids(slot):
+                self._open_ballot(event)
+        shown = bool(self._message_ids(slot))
+        self._card_reports[event.vote_id] = shown
+        if self._handle is not None:
+            self._handle.vote_card_shown(event.vote_id, shown)
 
     async def _guarded(self, op: Op) -> None:
         """Apply one operation. discord.py has already retried what was worth retrying (429, 5xx):
@@ -307,10 +338,12 @@ class DiscordSink:
         self._notices[kind] = (sent, count)
 
     async def _apply(self, op: Op) -> None:
+        overall = self._budgets[GLOBAL]  # the bot's 50 requests per second, shared by every debate
         if isinstance(op, React):
             targets = self._slots.get(op.slot)
             if targets is not None and targets.messages:
                 for emoji in op.emojis:
+                    await overall.take()
                     await self._sender.react(targets.messages[0], emoji)
             return
         slot = self._slots.get(op.slot)
@@ -318,12 +351,13 @@ class DiscordSink:
         update = self._throttle.offer(op, first=first)
         if update is None:
             return
-        if _route(update) == "webhook":  # persona text: the webhook is shared by the channel's debates
-            budget = self._budgets[f"webhook:{self._parent_id}"]
-            if first or not update.live:
-                budget.note()  # a turn's first post and its final text always go (discord.py paces them)
-            elif not budget.try_take():
-                return  # the webhook is busy: finals first; the next state supersedes this one
+        hook = self._budgets[f"webhook:{self._parent_id}"] if _route(update) == "webhook" else None
+        if first or not update.live:  # a first post and a final state always go, in their turn
+            await overall.take()
+            if hook is not None:
+                hook.note()  # discord.py paces the webhook itself
+        elif not (hook is None or hook.try_take()) or not overall.try_take():
+            return  # Discord's budget is short: finals first; the next state supersedes this one
         await self._show(update)
 
     async def _show(self, show: Show) -> None:

@@ -1,6 +1,8 @@
 """Holding back interim edits so one message is edited at most about once per interval.
 
 Only the newest interim state of a slot is kept; a final state replaces it and goes out at once.
+Streamed persona text (a turn's messages) is held to at least `persona_floor` between edits
+whatever the configured interval: those edits share the channel's webhook budget.
 """
 
 from __future__ import annotations
@@ -11,18 +13,25 @@ from adapters.discord.outgoing import Show
 
 
 class EditThrottle:
-    def __init__(self, interval: float, now: Callable[[], float]) -> None:
+    def __init__(self, interval: float, now: Callable[[], float], *, persona_floor: float = 0.0) -> None:
         self._interval = interval
+        self._persona_interval = max(interval, persona_floor)
         self._now = now
         self._last: dict[str, float] = {}
         self._held: dict[str, Show] = {}
+        self._persona: set[str] = set()  # slots that show a persona's words
+
+    def _interval_of(self, slot: str) -> float:
+        return self._persona_interval if slot in self._persona else self._interval
 
     def offer(self, show: Show, *, first: bool) -> Show | None:
         """The update to apply now, or None when it is held back (`first`: nothing shown yet)."""
+        if any(p.persona is not None for p in show.posts):
+            self._persona.add(show.slot)
         if not show.live:
             self._held.pop(show.slot, None)
             return show
-        if first or self._now() - self._last.get(show.slot, float("-inf")) >= self._interval:
+        if first or self._now() - self._last.get(show.slot, float("-inf")) >= self._interval_of(show.slot):
             self._held.pop(show.slot, None)
             return show
         self._held[show.slot] = show
@@ -42,7 +51,7 @@ class EditThrottle:
         if not self._held:
             return None
         now = self._now()
-        return max(0.0, min(self._last.get(s, now) + self._interval - now for s in self._held))
+        return max(0.0, min(self._last.get(s, now) + self._interval_of(s) - now for s in self._held))
 
     def take_due(self) -> list[Show]:
         """The held updates whose time has come (they are no longer held)."""
@@ -50,7 +59,7 @@ class EditThrottle:
         due = [
             show
             for slot, show in self._held.items()
-            if now - self._last.get(slot, float("-inf")) >= self._interval
+            if now - self._last.get(slot, float("-inf")) >= self._interval_of(slot)
         ]
         for show in due:
             del self._held[show.slot]

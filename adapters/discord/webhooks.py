@@ -18,9 +18,12 @@ WebhookHost = discord.TextChannel | discord.ForumChannel
 
 WEBHOOK_LIMIT: Limit = (5, 2.0)  # Discord: 5 requests per 2 s per webhook
 CHANNEL_LIMIT: Limit = (5, 5.0)  # Discord: 5 messages per 5 s per channel (or thread)
+GLOBAL_LIMIT: Limit = (45, 1.0)  # Discord: 50 requests per second per bot (a margin for other calls)
 
 
 def discord_limit(name: str) -> Limit:
+    if name == "global":
+        return GLOBAL_LIMIT
     return WEBHOOK_LIMIT if name.startswith("webhook:") else CHANNEL_LIMIT
 
 
@@ -42,6 +45,7 @@ class PersonaWebhooks:
             cached = self._hooks.get(channel.id)
             if cached is not None:
                 return cached
+            await self.budgets["global"].take()
             hook = next(
                 (
                     h
@@ -51,6 +55,7 @@ class PersonaWebhooks:
                 None,
             )
             if hook is None:
+                await self.budgets["global"].take()
                 hook = await channel.create_webhook(name=self.name, reason="Rostra: personas speak here")
                 log.info("created webhook %s in channel %s", hook.id, channel.id)
             self._hooks[channel.id] = hook

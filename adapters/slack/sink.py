@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.metering import record_delivery
 from adapters.slack.emoji import option_reactions
 from adapters.slack.limits import budgets_of
-from adapters.slack.ops import Op, Update, Upload, vote_key
+from adapters.slack.ops import Op, Post, Update, Upload, vote_key
 from adapters.slack.render import SlackView
 from adapters.slack.sender import NETWORK_ERRORS as NETWORK_ERRORS  # also the controller's
 from adapters.slack.sender import PersonaIdentity, SlackSender, api_error
@@ -49,6 +49,7 @@ FATAL_ERRORS = frozenset(
         "no_permission",
     }
 )
+CARD_RETRY_AFTER = 1.0  # seconds before a vote card that could not be posted is tried once more
 DELIVERED = "delivered"  # binding key: the seq of the last event the thread was fully shown
 
 
@@ -75,6 +76,9 @@ _Item = _Queued | _Resumed | None  # None: the debate ended unannounced
 
 
 class SlackSink:
+    reports_cards_shown = True
+    """The debate's vote windows open when this sink reports their card visible (`_report_card`)."""
+
     def __init__(
         self,
         client: AsyncWebClient,
@@ -114,6 +118,7 @@ class SlackSink:
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
+        self._card_reports: dict[str, bool] = {}  # vote id → its card was shown (reported to the debate)
         self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
 
     @property
@@ -144,6 +149,8 @@ class SlackSink:
                 self._sender.assume(op)
             if isinstance(event, VotingStarted):
                 self._card_posted(event)
+                if vote_key(event.vote_id) in self._sender.ts_of:
+                    self._card_reports[event.vote_id] = True  # shown before the restart
         self._queue.put_nowait(_Resumed())
 
     async def stop(self, reason: str) -> None:
@@ -155,6 +162,8 @@ class SlackSink:
         """Start delivering once the debate has a handle (events queued before are kept)."""
         self._handle = handle
         self._votes.attach(handle)
+        for vote_id, shown in self._card_reports.items():
+            handle.vote_card_shown(vote_id, shown)
         self._start(on_finished)
         self._watch = asyncio.create_task(self._watch_end(handle), name=f"slack-sink-end-{handle.debate_id}")
 
@@ -227,12 +236,14 @@ class SlackSink:
             await self._send(waiting)
 
     async def _deliver(self, event: Event, *, live: bool) -> None:
-        for op in self._view.render(event):
+        ops = list(self._view.render(event))
+        for op in ops:
             await self._apply(op)
         if live:
             record_delivery("slack", event)  # delivery lag metric (adapters.metering)
         if isinstance(event, VotingStarted):
             self._started[event.vote_id] = event
+            await self._card_shown(event, ops)
             self._card_posted(event)
         elif isinstance(event, HumanVoteOpened) and event.vote_id in self._started:
             self._card_posted(self._started[event.vote_id])  # a card whose first post failed is up now
@@ -240,6 +251,22 @@ class SlackSink:
             # A window in a caught-up event is not counted: if it is still open after a restart the
             # debate opens it again (a new event), and that one counts what is on the card.
             await self._count_reactions_on_card(event.vote_id, [o.key for o in event.options])
+
+    async def _card_shown(self, event: VotingStarted, ops: list[Op]) -> None:
+        """Tell the debate whether people can see the vote card and its ballot (the window opens
+        then); a card that did not get through is tried once more first, ahead of anything else."""
+        if event.humans == "off":
+            return
+        key = vote_key(event.vote_id)
+        if key not in self._sender.ts_of and not self._gave_up:
+            await asyncio.sleep(CARD_RETRY_AFTER)
+            for op in ops:
+                if isinstance(op, Post) and op.key == key:
+                    await self._send(op)
+        shown = key in self._sender.ts_of
+        self._card_reports[event.vote_id] = shown
+        if self._handle is not None:
+            self._handle.vote_card_shown(event.vote_id, shown)
 
     def _card_posted(self, event: VotingStarted) -> None:
         ts = self._sender.ts_of.get(vote_key(event.vote_id))

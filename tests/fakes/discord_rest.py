@@ -53,6 +53,7 @@ class Fault:
     after_store: bool  # carry the request out, then answer the error anyway
     cloudflare: bool
     times: int | None  # None: every time
+    when: Callable[[dict[str, Any]], bool]  # on the request's JSON body
 
 
 @dataclass
@@ -169,10 +170,12 @@ class FakeDiscordREST:
         after_store: bool = False,
         cloudflare: bool = False,
         times: int | None = 1,
+        when: Callable[[dict[str, Any]], bool] = lambda body: True,
     ) -> None:
-        """Answer matching requests (`path` a regex over the path after /api/v10) with an error."""
+        """Answer matching requests (`path` a regex over the path after /api/v10, `when` on the
+        body) with an error."""
         self.faults.append(
-            Fault(method, re.compile(path), status, code, message, after_store, cloudflare, times)
+            Fault(method, re.compile(path), status, code, message, after_store, cloudflare, times, when)
         )
 
     async def wait_until(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
@@ -301,7 +304,7 @@ class FakeDiscordREST:
 
     def _fault(self, req: Request) -> Fault | None:
         for fault in self.faults:
-            if fault.method == req.method and fault.pattern.fullmatch(req.path):
+            if fault.method == req.method and fault.pattern.fullmatch(req.path) and fault.when(req.body):
                 if fault.times is not None:
                     fault.times -= 1
                     if fault.times <= 0:

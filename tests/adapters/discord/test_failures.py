@@ -5,12 +5,13 @@ vanish mid-debate."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from core.events import DebateCompleted, TurnCompleted, TurnStarted
+from core.events import DebateCompleted, HumanVoteOpened, Notice, TurnCompleted, TurnStarted, VotingClosed
 from tests.adapters.discord.loopback import Arena, arena, compress_discord_py_waits
 from tests.fakes.discord_rest import Limits
 
@@ -143,3 +144,48 @@ async def test_a_thread_gone_mid_debate_stops_the_model_calls(tmp_path: Path, ho
         requests_then = len(api.requests)
         await asyncio.sleep(0.3)
         assert len(api.requests) == requests_then  # nothing more is sent to a thread that is gone
+
+
+def _is_vote_card(body: dict[str, Any]) -> bool:
+    return any("🗳️" in (e.get("title") or "") for e in body.get("embeds") or [])
+
+
+async def test_the_window_opens_only_once_its_card_and_ballot_are_visible(tmp_path: Path) -> None:
+    async with arena(tmp_path) as world:
+        api = world.lb.api
+        api.fail(
+            "POST", r"/channels/\d+/messages", status=403, code=50013, message="Nope", when=_is_vote_card
+        )
+        ran = await world.run(humans="vote", human_window=5)
+        events = await world.rt.store.events(ran.handle.debate_id)
+        [opened] = [e for e in events if isinstance(e, HumanVoteOpened)]
+        card_posts = [r for r in api.sent("POST", r"/channels/\d+/messages") if _is_vote_card(r.body)]
+        assert [r.status for r in card_posts] == [403, 200]  # refused, then tried once more with priority
+        ballot = [r for r in api.requests if r.method == "PUT" and "/reactions/" in r.path]
+        assert ballot and all(r.status == 204 for r in ballot)
+        wall = time.time() - time.monotonic()
+        assert opened.at.timestamp() >= max(r.at for r in ballot) + wall - 0.05  # then the clock starts
+        assert opened.window == 5
+
+
+async def test_a_card_that_cannot_be_shown_makes_the_vote_go_on_without_people(tmp_path: Path) -> None:
+    async with arena(tmp_path) as world:
+        api = world.lb.api
+        api.fail(
+            "POST",
+            r"/channels/\d+/messages",
+            status=403,
+            code=50013,
+            message="Nope",
+            when=_is_vote_card,
+            times=None,
+        )
+        ran = await world.run(humans="vote", human_window=5)
+        events = await world.rt.store.events(ran.handle.debate_id)
+        assert not [e for e in events if isinstance(e, HumanVoteOpened)]
+        [closed] = [e for e in events if isinstance(e, VotingClosed)]
+        assert sum(closed.human_tally.values()) == 0
+        [notice] = [e for e in events if isinstance(e, Notice) and e.code == "vote_card_not_shown"]
+        shown = [m["content"] for m in api.in_channel(ran.thread.id)]
+        assert any(notice.message in text for text in shown)
+        assert isinstance(events[-1], DebateCompleted)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from adapters.discord.outgoing import Post, Show
 from adapters.discord.throttle import EditThrottle
+from core.models import PersonaRef
 
 
 class Now:
@@ -60,3 +61,17 @@ def test_no_interval_means_no_holding() -> None:
     throttle = EditThrottle(0.0, Now())
     throttle.applied("turn:t1")
     assert throttle.offer(_live("turn:t1", "x"), first=False) is not None
+
+
+def test_a_personas_streamed_text_is_edited_at_most_once_a_second_whatever_the_config() -> None:
+    now = Now()
+    throttle = EditThrottle(0.0, now, persona_floor=1.0)
+    ada = PersonaRef(id="ada", name="Ada", emoji="🧮")
+    spoken = [Show("turn:t1", (Post(content=text, persona=ada),), live=True) for text in ("a", "ab", "abc")]
+    assert throttle.offer(spoken[0], first=True) is not None
+    throttle.applied("turn:t1")
+    now.t += 0.4
+    assert throttle.offer(spoken[1], first=False) is None  # held: under a second since the last edit
+    assert throttle.offer(_live("status", "tick"), first=False) is not None  # a card: the config's 0 s
+    now.t += 0.6
+    assert throttle.take_due() == [spoken[1]]

@@ -406,8 +406,8 @@ class FakeSlack(SlackViews, SlackInstalls):
             return {"ok": False, "error": "message_not_found"}
         message["text"] = a.get("text", "")
         message["blocks"] = a.get("blocks") or []
-        for key in ("username", "icons", "icon_emoji", "icon_url"):
-            message.pop(key, None)  # an edit shows the app's own name and icon again
+        for custom in ("username", "icons", "icon_emoji", "icon_url"):
+            message.pop(custom, None)  # an edit shows the app's own name and icon again
         message["edited"] = {"user": BOT_USER, "ts": self._ts()}
         return {"ok": True, "channel": key[0], "ts": key[1], "text": message["text"], "message": message}
 

@@ -11,7 +11,7 @@ import pytest
 
 from adapters.slack.limits import BudgetedRateLimitRetryHandler
 from adapters.slack.retry import RepeatableConnectionErrorRetryHandler, RepeatableServerErrorRetryHandler
-from core.events import DebateCompleted, DebateStarted
+from core.events import DebateCompleted, DebateStarted, TurnStarted
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import SCRIPT, Harness, open_harness
 from tests.adapters.slack.fake_slack import DROP, DROP_AFTER, FakeSlack
@@ -148,17 +148,19 @@ async def test_without_files_write_the_artifact_is_posted_as_text(tmp_path: Path
         assert api.files == {}
 
 
-async def test_a_channel_that_refuses_posts_stops_the_debate(slack: Harness) -> None:
-    slack.api.fail_next(
-        "chat.postMessage", status=200, error="not_in_channel", when=lambda a: "username" in a
-    )
+@pytest.mark.parametrize("error", ["not_in_channel", "channel_not_found", "is_archived"])
+async def test_a_channel_that_refuses_posts_stops_the_debate(slack: Harness, error: str) -> None:
+    slack.api.fail_next("chat.postMessage", status=200, error=error, when=lambda a: "username" in a)
     await slack.mention("debate Should cities ban cars?")
     await slack.wait_running()
     await slack.settle()
-    record = await slack.rt.store.get_debate(await slack.only_debate_id())
+    debate_id = await slack.only_debate_id()
+    record = await slack.rt.store.get_debate(debate_id)
     assert record is not None
     assert record.status == "stopped"
-    assert "Rostra can no longer post in this channel (not_in_channel)" in record.reason
+    assert f"Rostra can no longer post in this channel ({error})" in record.reason
+    started = [e for e in await slack.events(debate_id) if isinstance(e, TurnStarted)]
+    assert len(started) <= 2  # three turns were planned: the one refused, at most the next under way
 
 
 async def test_a_debate_cut_short_by_a_shutdown_ends_its_delivery(tmp_path: Path, api: FakeSlack) -> None:

@@ -189,9 +189,10 @@ async def test_what_the_thread_never_got_before_the_restart_is_delivered_once(
     async with open_harness(tmp_path, api, script=TIE, clock=HeldClock(hold=HOLD)) as before:
         await before.mention("debate Should cities ban cars?")
         handle = await before.wait_running()
-        await api.wait_until(lambda: stalled.held and handle.human_vote_open("v1"))
+        await api.wait_until(lambda: stalled.held and "v1" in handle.state.ballots)
         debate_id = handle.debate_id
         assert [m.get("username") for m in before.thread()] == [handle.state.turns[0].speaker.name]
+        assert not handle.human_vote_open("v1")  # people cannot see the card: their window waits
     assert not stalled.gate.is_set()  # that post never reached Slack
 
     clock = HeldClock(hold=HOLD)

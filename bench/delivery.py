@@ -1,0 +1,279 @@
+"""Delivery benchmark, run by hand: `.venv/bin/python bench/delivery.py [--discord N] [--slack N]`.
+
+N concurrent arena debates with realistic streaming (scripted model, ~220-word turns at the
+configured chunk latency, a human vote window after the round) against the strict platform fakes
+with Discord's and Slack's published limits in real time:
+
+- Discord: the real DiscordSink and sender through discord.py's own HTTP client to the loopback
+  REST fake (per webhook 5/2 s, per channel 5/5 s, global 50/s), all debates in threads of one
+  channel (one shared webhook: the hardest case) or spread over channels (`--channels`);
+- Slack: the real Slack app (Bolt over HTTP, started by mentions) against the Web API fake with
+  `enforce_limits()` (Tier 3 per workspace and method, one post per second per channel), one
+  workspace, one channel per debate.
+
+Reports: 429s answered, delivery lag of each final text (p50/p95; from the engine's event to the
+platform showing the text), seconds of each vote window left to people once its card and ballot
+were visible, final texts lost, duplicates. Results go in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.clock import RealClock
+from core.events import Event, HumanVoteOpened, TurnCompleted
+from tests.fakes.discord_rest import Limits
+
+WORDS = [
+    "cities",
+    "streets",
+    "cars",
+    "people",
+    "transit",
+    "buses",
+    "bikes",
+    "parking",
+    "traffic",
+    "safety",
+    "noise",
+    "air",
+    "health",
+    "cost",
+    "jobs",
+    "commute",
+    "families",
+    "shops",
+    "freight",
+    "deliveries",
+    "disability",
+    "access",
+    "emergency",
+    "vans",
+    "taxis",
+]
+
+
+def turn(seed: int, words: int = 220) -> str:
+    text = " ".join(WORDS[(seed * 7 + i * 3) % len(WORDS)] for i in range(words))
+    return f"Point {seed}: {text}."
+
+
+def script(n: int) -> dict[str, Any]:
+    return {
+        "proposition": [turn(i) for i in range(n)],
+        "opposition": [turn(100 + i) for i in range(n)],
+        "observer": [{"vote": "keep", "reason": "Clear."}],
+        "moderator": ["Both sides made their case."],
+    }
+
+
+@dataclass
+class Figures:
+    platform: str
+    debates: int
+    seconds: float = 0.0
+    rate_limited: int = 0
+    requests: int = 0
+    lags: list[float] = field(default_factory=list)
+    window_left: list[float] = field(default_factory=list)  # fraction of each window left to people
+    lost: int = 0
+    duplicates: int = 0
+
+    def report(self) -> str:
+        lags = sorted(self.lags) or [0.0]
+        p50 = statistics.median(lags)
+        p95 = lags[min(len(lags) - 1, round(0.95 * (len(lags) - 1)))]
+        left = min(self.window_left) if self.window_left else float("nan")
+        return (
+            f"{self.platform}: {self.debates} concurrent arena debates in {self.seconds:.0f} s;"
+            f" {self.requests} requests, {self.rate_limited} answered 429;"
+            f" final-text lag p50 {p50:.2f} s, p95 {p95:.2f} s (max {lags[-1]:.2f} s);"
+            f" least of a vote window left to people {left:.0%} ({len(self.window_left)} windows);"
+            f" final texts lost {self.lost}; duplicates {self.duplicates}"
+        )
+
+
+def _final_shown_at(history: list[tuple[float, str]], text: str) -> float | None:
+    """When a message first showed `text` complete (its last words, no streaming cursor)."""
+    tail = text.strip()[-60:]
+    for at, content in history:
+        if tail in content and "▌" not in content:
+            return at
+    return None
+
+
+# --- Discord -----------------------------------------------------------------------------------
+
+
+async def bench_discord(n: int, *, channels: int, window: float, latency: float) -> Figures:
+    from tests.adapters.discord.loopback import arena
+
+    figures = Figures("Discord (one bot)", n)
+    with tempfile.TemporaryDirectory() as tmp:
+        async with arena(
+            Path(tmp),
+            rest=Limits(),  # Discord's published limits, real time
+            script=script(n),
+            model={"latency": latency},
+            limits={"max_rounds": 1, "max_concurrent_debates": max(n, 1)},
+            discord={"edit_interval": 1.5},
+            formats={"arena": {"human_window": window}},
+        ) as world:
+            lb = world.lb
+            hosts = [lb.channel] + [lb.channel_named(f"debates-{i}") for i in range(1, channels)]
+            api = lb.api
+            history: dict[int, list[tuple[float, str]]] = {}
+            original = api._route
+
+            def recording(req: Any) -> tuple[int, Any]:
+                status, payload = original(req)
+                if isinstance(payload, dict) and "content" in payload and "channel_id" in payload:
+                    history.setdefault(int(payload["id"]), []).append((time.time(), payload["content"]))
+                return status, payload
+
+            api._route = recording  # type: ignore[method-assign]
+            started = time.monotonic()
+            runs = []
+            for i in range(n):
+                lb.channel = hosts[i % len(hosts)]
+                runs.append(
+                    await world.start(f"Should city {i} ban cars?", humans="vote", human_window=window)
+                )
+            await asyncio.gather(*(r.handle.wait() for r in runs))
+            await asyncio.gather(*(r.sink.finish() for r in runs))
+            figures.seconds = time.monotonic() - started
+            figures.requests = len(api.requests)
+            figures.rate_limited = len(api.rate_limited)
+            for run in runs:
+                events = await world.rt.store.events(run.handle.debate_id)
+                persona = [m for m in api.in_channel(run.thread.id) if m.get("webhook_id")]
+                _score(figures, events, {int(m["id"]): history.get(int(m["id"]), []) for m in persona})
+                contents = [m["content"] for m in persona]
+                figures.duplicates += len(contents) - len(set(contents))
+                reactions = [
+                    r.at
+                    for r in api.requests
+                    if r.method == "PUT" and f"/channels/{run.thread.id}/" in r.path and r.status == 204
+                ]
+                _windows(figures, events, max(reactions) if reactions else None, clock_offset(api))
+    return figures
+
+
+def clock_offset(api: Any) -> float:
+    """Wall time minus the fake's monotonic timestamps."""
+    return time.time() - time.monotonic()
+
+
+def _score(figures: Figures, events: list[Event], shown: dict[int, list[tuple[float, str]]]) -> None:
+    for event in events:
+        if not isinstance(event, TurnCompleted):
+            continue
+        times = [t for h in shown.values() if (t := _final_shown_at(h, event.text)) is not None]
+        if not times:
+            figures.lost += 1
+            continue
+        figures.lags.append(max(0.0, min(times) - event.at.timestamp()))
+
+
+def _windows(figures: Figures, events: list[Event], ballot_ready: float | None, offset: float) -> None:
+    for event in events:
+        if isinstance(event, HumanVoteOpened) and event.window > 0:
+            opened = event.at.timestamp()
+            visible = (ballot_ready + offset) if ballot_ready is not None else float("inf")
+            left = min(event.window, opened + event.window - max(opened, visible))
+            figures.window_left.append(max(0.0, left) / event.window)
+
+
+# --- Slack -------------------------------------------------------------------------------------
+
+
+async def bench_slack(n: int, *, window: float, latency: float, streaming: bool = False) -> Figures:
+    from tests.adapters.slack.conftest import open_harness
+    from tests.adapters.slack.fake_slack import FakeSlack
+
+    figures = Figures(f"Slack (one workspace{', streaming by edits' if streaming else ''})", n)
+    api = FakeSlack()
+    await api.start()
+    api.enforce_limits()  # Slack's published limits, real time
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            async with open_harness(
+                Path(tmp),
+                api,
+                script=script(n),
+                clock=RealClock(),
+                latency=latency,
+                limits={"max_rounds": 1, "max_concurrent_debates": max(n, 1)},
+                arena={"humans": "vote", "human_window": window},
+                slack={"edit_interval": 1.0, "streaming": streaming},
+            ) as slack:
+                history: dict[tuple[str, str], list[tuple[float, str]]] = {}
+                original = api._answer
+
+                def recording(method: str, args: dict[str, Any]) -> dict[str, Any]:
+                    answer = original(method, args)
+                    if method in ("chat.postMessage", "chat.update") and answer.get("ok"):
+                        key = (str(answer["channel"]), str(answer["ts"]))
+                        history.setdefault(key, []).append((time.time(), str(args.get("text", ""))))
+                    return answer
+
+                api._answer = recording  # type: ignore[method-assign]
+                started = time.monotonic()
+                channels = [f"C{i:07d}" for i in range(n)]
+                for i, channel in enumerate(channels):
+                    await slack.mention(f"debate Should city {i} ban cars?", channel=channel)
+                handles = [await slack.wait_running(c) for c in channels]
+                await asyncio.gather(*(h.wait() for h in handles))
+                await slack.settle()
+                figures.seconds = time.monotonic() - started
+                figures.requests = len(api.calls)
+                figures.rate_limited = len(api.rate_limited)
+                offset = time.time() - time.monotonic()
+                for handle, channel in zip(handles, channels, strict=True):
+                    events = await slack.events(handle.debate_id)
+                    opening = slack.opening(channel)
+                    thread = api.thread(channel, opening["ts"])
+                    shown = {i: history.get((channel, m["ts"]), []) for i, m in enumerate(thread)}
+                    _score(figures, events, shown)
+                    texts = [m["text"] for m in thread]
+                    figures.duplicates += len(texts) - len(set(texts))
+                    ballot = [c.at for c in api.calls_to("reactions.add") if c.args.get("channel") == channel]
+                    _windows(figures, events, max(ballot) if ballot else None, offset)
+    finally:
+        await api.stop()
+    return figures
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--discord", type=int, default=20, help="concurrent Discord debates (0: skip)")
+    parser.add_argument("--channels", type=int, default=1, help="Discord channels they are spread over")
+    parser.add_argument("--slack", type=int, default=3, help="concurrent Slack debates (0: skip)")
+    parser.add_argument("--slack-streaming", action="store_true", help="Slack: stream turns by edits")
+    parser.add_argument("--window", type=float, default=20.0, help="human vote window, seconds")
+    parser.add_argument("--latency", type=float, default=0.08, help="scripted model: seconds per chunk")
+    args = parser.parse_args()
+    if args.discord:
+        figures = await bench_discord(
+            args.discord, channels=args.channels, window=args.window, latency=args.latency
+        )
+        print(figures.report(), flush=True)
+    if args.slack:
+        figures = await bench_slack(
+            args.slack, window=args.window, latency=args.latency, streaming=args.slack_streaming
+        )
+        print(figures.report(), flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
