@@ -108,6 +108,8 @@ class ObservedSink:
         self._sink = sink
         self._observers = observers
         self.tags = tags
+        # a front end that reports when vote cards are visible keeps saying so through the wrapper
+        self.reports_cards_shown = bool(getattr(sink, "reports_cards_shown", False))
 
     async def emit(self, event: Event) -> None:
         notify_event(self._observers, event, self.tags)

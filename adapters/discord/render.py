@@ -3,7 +3,7 @@ state rendering needs (turn texts, vote cards, the opening card)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import assert_never
 
@@ -41,7 +41,7 @@ from core.events import (
     VotingStarted,
 )
 from core.formats.council import ABSTAIN
-from core.models import PersonaRef
+from core.models import PersonaRef, VoteOption
 
 CURSOR = " ▌"
 OPENING = "opening"
@@ -136,14 +136,16 @@ class DiscordView:
                 return [Show(turn_slot(event.turn_id), posts)]
             case VotingStarted():
                 ballot = self._ballots[event.vote_id] = BallotView(event)
-                return [self._card(ballot)]
+                ops: list[Op] = [self._card(ballot)]
+                if event.humans == "vote":  # people's window opens with the vote, once this is seen
+                    ops.extend(self._seeds(event.vote_id, event.options))
+                return ops
             case HumanVoteOpened():
-                # the ballot's seeds go on only now, and only for what people may choose: no bot
-                # reactions on a card nobody can vote on, none counted as votes
+                # the ballot's seeds go on only when people may vote, and only for what they may
+                # choose: no bot reactions on a card nobody can vote on, none counted as votes
                 opened = self._ballot_update(event.vote_id, window=event)
-                emojis = tuple(o.emoji for o in event.options if o.emoji)
-                if opened and emojis and not self.buttons:  # buttons: people click instead
-                    opened.append(React(vote_slot(event.vote_id), emojis))
+                if opened and event.reason == "tie":  # a tie opened it: its seeds come now
+                    opened.extend(self._seeds(event.vote_id, event.options))
                 return opened
             case VoteCast():
                 view = self._ballots.get(event.vote_id)
@@ -238,6 +240,11 @@ class DiscordView:
         if closed is not None:
             view.closed = closed
         return [self._card(view)]
+
+    def _seeds(self, vote_id: str, options: Sequence[VoteOption]) -> list[Op]:
+        """The bot's own reactions that make a card a ballot (none with button ballots)."""
+        emojis = tuple(o.emoji for o in options if o.emoji)
+        return [React(vote_slot(vote_id), emojis)] if emojis and not self.buttons else []
 
     def _completed(self, event: DebateCompleted) -> list[Op]:
         topic = self._started.topic if self._started is not None else ""
