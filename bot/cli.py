@@ -32,12 +32,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"rostra: {message} (see `{self.prog} --help`)\n")
 
 
+MAX_DIGITS = 9  # more is refused before anything converts it
+
+
 def _positive(name: str, low: int, high: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
+        digits = text.strip()
         try:
-            value = int(text)
+            if len(digits.lstrip("+-0")) > MAX_DIGITS:
+                raise ValueError(text)
+            value = int(digits)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, not {text!r}") from None
+            shown = repr(text) if len(text) <= 20 else f"{text[:17]!r}… ({len(text):,} characters)"
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, not {shown}") from None
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{name} must be between {low} and {high} (got {value})")
         return value

@@ -319,7 +319,7 @@ class Arena(DebateFormat):
                     old=active.ref(),
                     new=new.ref(),
                     round=round_no,
-                    reason=f"voted off {int(tally['replace'])}–{int(tally['keep'])}",
+                    reason=_switch_reason(tally, human_tally, tie_broken_by, ai=(replace, keep)),
                 )
             )
             active = new
@@ -400,6 +400,26 @@ class Arena(DebateFormat):
             return Outcome(reason, detail, summary=summary)
         summary = turn.text if not turn.fallback else f"The moderator could not sum up. {figures}"
         return Outcome(reason, detail, summary=summary)
+
+
+def _switch_reason(
+    tally: dict[str, float],
+    human_tally: dict[str, int],
+    tie_broken_by: str | None,
+    *,
+    ai: tuple[int, int],
+) -> str:
+    """Who sent the speaker off, with the figures that decided it."""
+    ai_replace, ai_keep = ai
+    if tie_broken_by == "humans":
+        people = f"{human_tally.get('replace', 0)}–{human_tally.get('keep', 0)}"
+        return f"the people broke a {ai_replace}–{ai_keep} tie of the observers, voting {people} to replace"
+    if human_tally and (tally["replace"], tally["keep"]) != (ai_replace, ai_keep):
+        return (
+            f"voted off {int(tally['replace'])}–{int(tally['keep'])}: the observers {ai_replace}–{ai_keep},"
+            " the people's majority counted as one vote"
+        )
+    return f"voted off {ai_replace}–{ai_keep} by the observers' majority"
 
 
 def _majority(tally: dict[str, int]) -> str | None:

@@ -109,7 +109,7 @@ async def test_strict_majority_replaces_the_speaker_with_another_pool_persona(tm
     run = await run_debate(tmp_path, script=script, options={**ONE_ROUND, "rounds": 2})
     [switch, *_] = run.of(SpeakerSwitched)
     assert switch.old.id == "ada" and switch.new.id in OBSERVERS_OF_ADA
-    assert switch.reason == "voted off 3–1"
+    assert switch.reason == "voted off 3–1 by the observers' majority"
     round_two = [t for t in run.turns("proposition") if t.round == 2]
     assert round_two and all(t.speaker.id == switch.new.id for t in round_two)
     second_vote = run.of(VotingStarted)[1]
@@ -152,7 +152,10 @@ async def test_a_tie_goes_to_the_people_and_their_choice_decides(tmp_path: Path)
     assert closed.tally == {"keep": 2, "replace": 2}
     assert closed.human_tally == {"keep": 1, "replace": 2}
     assert closed.decision == "replace" and closed.tie_broken_by == "humans"
-    assert run.of(SpeakerSwitched)[0].old.id == "ada"
+    [switch] = run.of(SpeakerSwitched)
+    assert switch.old.id == "ada"
+    # the people decided, and the line says so with their figures (not "voted off 2–2")
+    assert switch.reason == "the people broke a 2–2 tie of the observers, voting 2–1 to replace"
     assert run.result.stats.human_votes == 3
 
 

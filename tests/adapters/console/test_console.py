@@ -46,7 +46,10 @@ async def test_a_debate_reads_as_turns_votes_switches_and_closing_figures(tmp_pa
     assert "🗳  Should Ada Quill keep the floor?" in text
     assert "🦉 Basil Thorne → ❌ Replace  Too abstract." in text
     assert "Ada Quill is replaced" in text and "AI: Keep 0 · Replace 4" in text
-    assert "🔁 🧮 Ada Quill steps down;" in text and "takes the floor (voted off 4–0)" in text
+    assert (
+        "🔁 🧮 Ada Quill steps down;" in text
+        and "takes the floor (voted off 4–0 by the observers' majority)" in text
+    )
     assert "🎙️ Sol Amari  Closing summary\nA close debate about access and space." in text
     assert "Statistics" in text and "Ended: all 1 rounds were played" in text
     assert (
