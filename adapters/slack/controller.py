@@ -44,6 +44,7 @@ from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound import ReactionRequest, Request
 from adapters.slack.permissions import StarterPolicy, StopPolicy
 from adapters.slack.pointers import point_back
+from adapters.slack.remote_votes import RemoteVotes
 from adapters.slack.replies import Replies
 from adapters.slack.result_post import SlackResults
 from adapters.slack.sender import PersonaIdentity, api_error
@@ -78,6 +79,7 @@ class SlackFrontEnd:
         self._fetcher = DocumentFetcher(client, api_url=self.settings.api_url)
         self._resuming: asyncio.Event | None = None  # set once resumed debates are back in place
         self.results = SlackResults(rt, client)  # each debate's result to its channel at the end
+        self.remote_votes = RemoteVotes(rt)  # votes on debates another worker runs
 
     # --- requests -------------------------------------------------------------------------------
 
@@ -116,6 +118,10 @@ class SlackFrontEnd:
         sink = self._sinks.get(reaction.channel)
         if sink is not None and sink.shows_vote(reaction.ts):
             await sink.reaction(reaction.ts, reaction.user, reaction.name, added=reaction.added)
+        elif sink is None:  # perhaps a card of a debate another worker runs (remote_votes.py)
+            await self.remote_votes.reaction(
+                reaction.channel, reaction.ts, reaction.user, reaction.name, added=reaction.added
+            )
 
     def _running(self, channel: str) -> DebateHandle | None:
         return self.rt.manager.find(platform=PLATFORM, channel=channel)
