@@ -373,18 +373,26 @@ class SlackFrontEnd:
                 reattached[record.id] = sink
             return sink
 
-        handles = await self.rt.resume_debates(PLATFORM, attach)
+        async def adopted(handles: list[DebateHandle]) -> None:  # taken over from a stopped worker
+            self._bind(handles, reattached)
+
+        handles = await self.rt.resume_debates(PLATFORM, attach, adopted=adopted)
+        self._bind(handles, reattached)
+        if handles:
+            log.info("resumed %d Slack debate(s)", len(handles))
+        return handles
+
+    def _bind(self, handles: list[DebateHandle], reattached: dict[str, SlackSink]) -> None:
+        """Each reattached sink to its resumed debate (its delivery and votes start here)."""
         running = {h.debate_id: h for h in handles}
-        for debate_id, sink in reattached.items():
+        for debate_id, sink in list(reattached.items()):
+            del reattached[debate_id]
             handle = running.get(debate_id)
             if handle is not None:
                 sink.attach(handle, self._forget)
                 self.results.follow(handle, sink)
             else:  # closed instead of resumed: its thread still gets the notice and the closing card
                 sink.close_out(self._forget)
-        if handles:
-            log.info("resumed %d Slack debate(s)", len(handles))
-        return handles
 
     async def _reattach(
         self, record: DebateRecord, values: dict[str, str], bot_user_id: str | None
