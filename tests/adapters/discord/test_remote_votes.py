@@ -127,3 +127,46 @@ async def test_a_click_reaching_the_other_process_counts_and_is_confirmed(world:
     assert result.stats.human_votes == 1
     closed_card = card(world.thread(), "🗳️")  # the owner disabled the buttons at the close
     assert [c.disabled for row in closed_card.components for c in row.children] == [True, True]
+
+
+FAILOVER: dict[str, Any] = {"poll_seconds": 0.05, "lease_seconds": 1, "heartbeat_seconds": 0.2}
+
+
+@pytest.mark.rostra(script=TIE, storage=FAILOVER)
+async def test_when_the_owner_stops_the_gateways_process_takes_the_debate_over(world: World) -> None:
+    """The owner stops mid-window: the bot's own process takes the debate over in the same thread
+    (its card is tracked and bound to the debate again), with the vote cast before kept.
+
+    (A reaction made after the takeover is not sent here: simcord cannot settle around a debate
+    that the runtime's background takeover started outside the bot's own tasks.)"""
+    await world.bot.resuming  # type: ignore[misc]  # the bot looked for debates to resume at start
+    world.rt.enable_failover()
+    async with owner_debate(world) as (owner, handle):
+        started = await window_open(owner, handle.debate_id)
+        emoji = {o.key: o.emoji for o in started.options}
+        ballot = card(world.thread(), "🗳️")
+        await world.alice.react(ballot, emoji["replace"])  # reaches the bot, counted by the owner
+
+        async def counted() -> bool:
+            return len(handle.state.ballots[started.vote_id].human_votes) == 1
+
+        await eventually(counted)
+    # the owner stopped (its debate is left interrupted, its lease given up)
+
+    async def taken_over() -> bool:
+        taken = world.rt.manager.get(handle.debate_id)
+        return taken is not None and taken.human_vote_open(started.vote_id)
+
+    await eventually(taken_over)
+    taken = world.rt.manager.get(handle.debate_id)
+    assert taken is not None
+    tracked = world.bot.desk.cards.get(ballot.id)  # the card is the bot's own again, bound to the
+    assert tracked is not None and tracked.is_open  # debate: reactions on it now count here
+    assert {p: v.choice for p, v in tracked.recorded().items()} == {str(world.alice.id): "replace"}
+    result = await asyncio.wait_for(taken.wait(), 30)
+    events = await world.rt.store.events(handle.debate_id)
+    [closed] = [e for e in events if isinstance(e, VotingClosed)]
+    assert closed.human_tally == {"keep": 0, "replace": 1}  # the vote cast before the stop is kept
+    assert human_votes(events) == [(str(world.alice.id), "replace")]  # stored once
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert result.stats.human_votes == 1
