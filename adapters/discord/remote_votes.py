@@ -9,6 +9,7 @@ window must be open, as for a vote cast there).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 
@@ -41,19 +42,24 @@ class RemoteVotes:
         self.rt = rt
         self.cards = StoredCards(rt.store, PLATFORM, card_of)
         self._ballots: dict[tuple[str, str], ReactionBallot] = {}
+        self._order = asyncio.Lock()
 
     async def reacted(self, thread_id: int, message_id: int, person: str, name: str, emoji: str) -> None:
-        card = await self._card(thread_id, message_id)
-        if card is None:
-            return
-        choice = self._ballot(card).added(person, emoji, name)
-        if choice is not None:
-            await self.cast(card.debate_id, card.vote_id, person, choice, name)
+        async with self._order:  # events are handled concurrently: pass changes on in their order
+            card = await self._card(thread_id, message_id)
+            if card is None:
+                return
+            choice = self._ballot(card).added(person, emoji, name)
+            if choice is not None:
+                await self.cast(card.debate_id, card.vote_id, person, choice, name)
 
     async def unreacted(self, thread_id: int, message_id: int, person: str, emoji: str) -> None:
-        card = await self._card(thread_id, message_id)
-        if card is not None and self._ballot(card).removed(person, emoji):
-            await self.cast(card.debate_id, card.vote_id, person, None, None)
+        async with self._order:
+            card = await self._card(thread_id, message_id)
+            if card is None:
+                return
+            if self._ballot(card).removed(person, emoji):
+                await self.cast(card.debate_id, card.vote_id, person, None, None)
 
     async def cast(
         self, debate_id: str, vote_id: str, person: str, choice: str | None, name: str | None

@@ -10,6 +10,7 @@ window opens the owner also reads the card itself, so reactions made earlier cou
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ class RemoteVotes:
         self.rt = rt
         self._cards: StoredCards | None = None
         self._ledgers: dict[tuple[str, str], ReactionLedger] = {}
+        self._order = asyncio.Lock()
 
     @property
     def cards(self) -> StoredCards:
@@ -49,20 +51,21 @@ class RemoteVotes:
 
     async def reaction(self, channel: str, ts: str, user: str, name: str, *, added: bool) -> None:
         """A reaction on a message that is no card of a debate running here."""
-        try:
-            card = await self.cards.find(channel, ts)
-        except StoreError as exc:
-            log.warning("could not look up vote card %s in the store: %s", ts, exc)
-            return
-        if card is None:
-            return
-        ledger = self._ledger(card)
-        before = ledger.choice(user)
-        changed = ledger.added(user, name) if added else ledger.removed(user, name)
-        after = ledger.choice(user)
-        if changed and before != after:
-            with contextlib.suppress(StoreError):  # said in the log; Slack does not resend
-                await self.cast(card.debate_id, card.vote_id, user, after, user)
+        async with self._order:  # events are handled concurrently: pass changes on in their order
+            try:
+                card = await self.cards.find(channel, ts)
+            except StoreError as exc:
+                log.warning("could not look up vote card %s in the store: %s", ts, exc)
+                return
+            if card is None:
+                return
+            ledger = self._ledger(card)
+            before = ledger.choice(user)
+            changed = ledger.added(user, name) if added else ledger.removed(user, name)
+            after = ledger.choice(user)
+            if changed and before != after:
+                with contextlib.suppress(StoreError):  # said in the log; Slack does not resend
+                    await self.cast(card.debate_id, card.vote_id, user, after, user)
 
     async def cast(
         self, debate_id: str, vote_id: str, user: str, choice: str | None, name: str | None

@@ -36,6 +36,10 @@ async def test_votes_reach_the_owner_from_either_worker_and_the_other_takes_over
             await api.wait_until(lambda: handle.human_vote_open("v1"))
             await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2)  # the card is up
             ts = vote_card(first)["ts"]
+            # the owner read the card as the window opened: from here on only events tell of reactions
+            await api.wait_until(
+                lambda: any(c.args.get("timestamp") == ts for c in api.calls_to("reactions.get"))
+            )
             await second.react(ALICE, "x", ts)  # these reached the second
             await second.react(CAROL, "white_check_mark", ts)
             await api.wait_until(lambda: len(handle.state.ballots["v1"].human_votes) == 2)
