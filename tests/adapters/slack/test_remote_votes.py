@@ -105,3 +105,29 @@ async def test_a_click_delivered_to_the_other_worker_counts_and_is_confirmed(
     assert closed.human_tally == {"keep": 1, "replace": 2}
     assert sorted(human_votes(events)) == [(ALICE, "replace"), (BOB, "keep"), (CAROL, "replace")]
     assert sum(isinstance(e, HumanVoteOpened) for e in events) == 1
+
+
+async def test_on_postgres_a_click_reaches_the_owner_through_notify(
+    tmp_path: Path, api: FakeSlack, postgres_url: str
+) -> None:
+    """The same on Postgres (the real server from tests/pg.py): the owner hears of the vote through
+    LISTEN/NOTIFY, with polling set far beyond the test's patience."""
+    storage = {"url": postgres_url, "poll_seconds": 60}
+    clock = HeldClock(hold=5)
+    async with (
+        open_harness(tmp_path, api, script=TIE, clock=clock, slack=BUTTONS, storage=storage) as owner,
+        open_harness(tmp_path, api, script=TIE, slack=BUTTONS, storage=storage) as other,
+    ):
+        owner.rt.enable_failover()
+        debate_id = await window_open(owner, other)
+        await api.wait_until(lambda: has_buttons(owner))
+        assert await click(other, ALICE, "replace") == "You voted ❌ Replace."
+        handle = owner.running()
+        assert handle is not None
+        await api.wait_until(lambda: len(handle.state.ballots["v1"].human_votes) == 1, within=5)
+        await clock.release()
+        await owner.settle()
+        events = await owner.events(debate_id)
+    assert human_votes(events) == [(ALICE, "replace")]
+    [closed] = [e for e in events if isinstance(e, VotingClosed)]
+    assert closed.human_tally == {"keep": 0, "replace": 1}
