@@ -79,7 +79,11 @@ class Host(Protocol):
     def prepare(self, spec: DebateSpec) -> PreparedDebate: ...
 
     async def resume_debates(
-        self, platform: str, attach: Callable[[DebateRecord, dict[str, str]], Awaitable[EventSink | None]]
+        self,
+        platform: str,
+        attach: Callable[[DebateRecord, dict[str, str]], Awaitable[EventSink | None]],
+        *,
+        adopted: Callable[[list[DebateHandle]], Awaitable[None]] | None = None,
     ) -> list[DebateHandle]: ...
 
     async def start_debate(

@@ -37,6 +37,7 @@ from core.storage import open_store
 log = logging.getLogger(__name__)
 
 Attach = Callable[[DebateRecord, dict[str, str]], Awaitable[EventSink | None]]
+Adopted = Callable[[list[DebateHandle]], Awaitable[None]]
 
 TAKEN_OVER = "The Rostra process running this debate stopped answering; another one takes it over from here."
 
@@ -76,6 +77,7 @@ class Runtime:
         self._manager: DebateManager | None = None
         self._admission: Admission | None = None
         self._attached: dict[str, Attach] = {}
+        self._adopted: dict[str, Adopted] = {}
         self._resuming = asyncio.Lock()
         self._adopter: asyncio.Task[None] | None = None
         self._failover = False
@@ -146,7 +148,9 @@ class Runtime:
         """
         return prepare_debate(spec, self.core, self.models)
 
-    async def resume_debates(self, platform: str, attach: Attach) -> list[DebateHandle]:
+    async def resume_debates(
+        self, platform: str, attach: Attach, *, adopted: Adopted | None = None
+    ) -> list[DebateHandle]:
         """Pick up this platform's debates that a stop, a crash or a dead process cut short.
 
         For each, `attach(record, binding_values)` gives a sink bound to where the debate was shown,
@@ -158,9 +162,13 @@ class Runtime:
         A debate whose lease a live process holds is left to it. From the first call on, the
         runtime, once `enable_failover()` was called, keeps looking (every `storage.heartbeat_seconds`)
         for this platform's debates whose owner stopped renewing its lease, and takes them over: the
-        failover between processes.
+        failover between processes. After each such look, `adopted(handles)` tells the front end
+        which debates it took over (those `attach` gave a sink for and that did not resume were
+        closed), so it binds them as it binds the ones returned here.
         """
         self._attached[platform] = attach
+        if adopted is not None:
+            self._adopted[platform] = adopted
         self._start_adopting()
         async with self._resuming:
             return await self._resume(platform, attach)
@@ -183,7 +191,10 @@ class Runtime:
             for platform, attach in list(self._attached.items()):
                 try:
                     async with self._resuming:
-                        await self._resume(platform, attach)
+                        handles = await self._resume(platform, attach)
+                        adopted = self._adopted.get(platform)
+                        if adopted is not None:
+                            await adopted(handles)
                 except StoreError as exc:
                     log.warning("could not look for %s debates to take over: %s", platform, exc)
                 except Exception:

@@ -184,13 +184,19 @@ def _not_the_unused_token_warning(record: logging.LogRecord) -> bool:
 
 
 def oauth_stores(config: Config, secrets: Secrets) -> OAuthStores | None:
-    """The installation and OAuth-state stores (in the SQLite file) when serving many workspaces."""
+    """The installation and OAuth-state stores when serving many workspaces, in Rostra's database:
+    the SQLite file, or the Postgres database that every worker shares."""
     from adapters.slack.installations import OAuthStores
     from core.storage.sqlite import sqlite_path
 
     if secrets.slack_client_id is None or secrets.slack_client_secret is None:
         return None
-    return OAuthStores.sqlite(sqlite_path(config.storage.url))
+    url = config.storage.url
+    if url.startswith(("postgresql://", "postgres://")):
+        from adapters.slack.installations_pg import postgres_stores
+
+        return postgres_stores(url)
+    return OAuthStores.sqlite(sqlite_path(url))
 
 
 def _on_signals(stop: asyncio.Event) -> None:

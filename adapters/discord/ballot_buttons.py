@@ -17,13 +17,15 @@ import discord
 
 from adapters.discord.sender import NO_MENTIONS
 from adapters.host import Host
-from core.errors import BallotClosedError, BallotError
+from adapters.stored_cards import StoredCards
+from core.errors import BallotClosedError, BallotError, StoreError
 from core.models import VoteOption
 
 log = logging.getLogger(__name__)
 
 CLOSED = "Voting on this card has closed."
 ENDED = "This debate has ended."
+UNAVAILABLE = "Your vote could not be passed on just now; try again in a moment."
 
 
 def ballot_id(debate_id: str, vote_id: str, key: str) -> str:
@@ -65,7 +67,16 @@ class BallotButton(
         rt: Host | None = getattr(interaction.client, "rt", None)
         if rt is None:
             return
-        answer = await vote(rt, self.debate_id, self.vote_id, self.key, interaction.user)
+        remote = getattr(interaction.client, "remote_votes", None)
+        cards = getattr(remote, "cards", None)
+        answer = await vote(
+            rt,
+            self.debate_id,
+            self.vote_id,
+            self.key,
+            interaction.user,
+            cards if isinstance(cards, StoredCards) else None,
+        )
         await interaction.response.send_message(answer, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
 
@@ -74,10 +85,20 @@ def _label(options: Sequence[VoteOption], key: str) -> str:
     return f"{option.emoji} {option.label}".strip() if option is not None else key
 
 
-async def vote(rt: Host, debate_id: str, vote_id: str, key: str, user: discord.abc.User) -> str:
-    """Cast a click's vote; what to tell the person."""
+async def vote(
+    rt: Host,
+    debate_id: str,
+    vote_id: str,
+    key: str,
+    user: discord.abc.User,
+    cards: StoredCards | None = None,
+) -> str:
+    """Cast a click's vote; what to tell the person. `cards`: the stored cards this bot remembers
+    (for the labels of votes on debates another process runs)."""
     handle = rt.manager.get(debate_id)
-    if handle is None or handle.done:
+    if handle is None:  # another process runs it, or it has ended
+        return await vote_elsewhere(rt, debate_id, vote_id, key, user, cards)
+    if handle.done:
         return ENDED
     ballot = handle.state.ballots.get(vote_id)
     options = ballot.options if ballot is not None else ()
@@ -94,6 +115,22 @@ async def vote(rt: Host, debate_id: str, vote_id: str, key: str, user: discord.a
     if before is not None:
         return f"You changed your vote to {_label(options, key)}."
     return f"You voted {_label(options, key)}."
+
+
+async def vote_elsewhere(
+    rt: Host, debate_id: str, vote_id: str, key: str, user: discord.abc.User, cards: StoredCards | None
+) -> str:
+    """A click on a card of a debate another process runs: the vote goes to it through the store.
+    The card's buttons are there only while its window is open, so the click is taken as a vote."""
+    try:
+        await rt.manager.cast_vote(debate_id, vote_id, str(user.id), key, voter_name=user.display_name)
+        options = await cards.options(debate_id, vote_id) if cards is not None else None
+    except BallotError:
+        return ENDED
+    except StoreError as exc:
+        log.warning("debate %s: could not pass a vote on through the store: %s", debate_id, exc)
+        return UNAVAILABLE
+    return f"You voted {_label(options or (), key)}."
 
 
 def ballot_view(

@@ -15,6 +15,7 @@ from adapters.discord.commands import DebateCommands, build_group
 from adapters.discord.controls import CardButton
 from adapters.discord.desk import DebateDesk
 from adapters.discord.launch import Launcher
+from adapters.discord.remote_votes import RemoteVotes
 from adapters.discord.resume import Resumer
 from adapters.discord.sender import NO_MENTIONS
 from adapters.discord.webhooks import PersonaWebhooks
@@ -54,6 +55,7 @@ class RostraBot(commands.Bot):
         self.debate_commands = DebateCommands(rt, self.desk, launcher)
         self.resumer = Resumer(self, rt, self.desk, self.webhooks)
         self.resumer.results = launcher.results  # resumed debates' results too (results_post.py)
+        self.remote_votes = RemoteVotes(rt)  # votes on debates another process runs (remote_votes.py)
         self._resuming: asyncio.Task[None] | None = None
         self.tree.error(self._command_failed)
 
@@ -107,16 +109,26 @@ class RostraBot(commands.Bot):
         if self.settings.ballot == "buttons":  # people vote with the cards' buttons
             return
         card = self.desk.cards.get(payload.message_id)
-        if card is None or not self._is_person(payload):
+        if not self._is_person(payload):
             return
         name = payload.member.display_name if payload.member is not None else str(payload.user_id)
+        if card is None:  # perhaps a card of a debate another process runs
+            await self.remote_votes.reacted(
+                payload.channel_id, payload.message_id, str(payload.user_id), name, str(payload.emoji)
+            )
+            return
         await card.reacted(str(payload.user_id), name, str(payload.emoji))
 
     async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
         if self.settings.ballot == "buttons":
             return
         card = self.desk.cards.get(payload.message_id)
-        if card is None or not self._is_person(payload):
+        if not self._is_person(payload):
+            return
+        if card is None:
+            await self.remote_votes.unreacted(
+                payload.channel_id, payload.message_id, str(payload.user_id), str(payload.emoji)
+            )
             return
         await card.unreacted(str(payload.user_id), str(payload.emoji))
 

@@ -23,6 +23,7 @@ from adapters.discord.sink import DiscordSink, OpenCard
 from adapters.discord.webhooks import PersonaWebhooks
 from adapters.host import Host
 from core.ports import DebateRecord
+from core.session import DebateHandle
 from core.state import DebateState
 
 log = logging.getLogger(__name__)
@@ -75,22 +76,30 @@ class Resumer:
                 found[record.id] = again
             return again.sink if again is not None else None
 
+        async def adopted(handles: list[DebateHandle]) -> None:  # taken over from a stopped process
+            await self._bind(handles, found)
+
         try:
-            handles = await self.rt.resume_debates(PLATFORM, attach)
-            for handle in handles:
-                again = found.pop(handle.debate_id, None)
-                if again is None:
-                    continue
-                self.desk.add(Running(handle, again.sink, again.thread_id, again.origin_id))
-                self._follow_result(handle.debate_id, again)
-                await again.sink.resumed(handle)
-                log.info("debate %s resumed in thread %s", handle.debate_id, again.thread_id)
-            for again in found.values():  # closed by the core: their last words are on their way
-                await again.sink.finish()
-            found.clear()
+            await self._bind(await self.rt.resume_debates(PLATFORM, attach, adopted=adopted), found)
         finally:
             for again in found.values():
                 await again.sink.aclose()
+            found.clear()
+
+    async def _bind(self, handles: list[DebateHandle], found: dict[str, Reattached]) -> None:
+        """Each reattached sink to its resumed debate: the desk, the result, the votes on its cards."""
+        for handle in handles:
+            again = found.pop(handle.debate_id, None)
+            if again is None:
+                continue
+            self.desk.add(Running(handle, again.sink, again.thread_id, again.origin_id))
+            self._follow_result(handle.debate_id, again)
+            await again.sink.resumed(handle)
+            log.info("debate %s resumed in thread %s", handle.debate_id, again.thread_id)
+        closed = list(found.values())
+        found.clear()
+        for again in closed:  # closed by the core: their last words are on their way
+            await again.sink.finish()
 
     async def reattach(self, record: DebateRecord, values: dict[str, str]) -> Reattached | None:
         """A sink bound to the debate's thread and messages; None when the thread is gone."""

@@ -20,15 +20,17 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
 from adapters.slack.ballot_blocks import ACTION_PREFIX, read_value
+from adapters.slack.remote_votes import RemoteVotes
 from adapters.slack.text import escape
 from adapters.slack.transcripts import PLATFORM
-from core.errors import BallotClosedError, BallotError
+from core.errors import BallotClosedError, BallotError, StoreError
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
 
 CLOSED = "Voting on this card has closed."
 ENDED = "This debate has ended."
+UNAVAILABLE = "Your vote could not be passed on just now; try again in a moment."
 SLACK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
 
 
@@ -39,12 +41,45 @@ def _label(handle: DebateHandle, vote_id: str, key: str) -> str:
     return f"{option.emoji} {escape(option.label)}" if option is not None else escape(key)
 
 
-async def vote_by_button(
-    rt: Host, *, channel: str, thread_ts: str | None, user: str, name: str, value: str
+async def vote_elsewhere(
+    remote: RemoteVotes, *, channel: str, thread_ts: str | None, user: str, name: str, read: tuple[str, str]
 ) -> str:
-    """Cast the click's vote; what to tell the person."""
+    """A click on a card of a debate another worker runs: the vote goes to it through the store.
+    The buttons are on the card only while its window is open, so the click is taken as a vote."""
+    vote_id, key = read
+    try:
+        debate_id = await remote.cards.running_in(channel)
+        values = await remote.rt.store.binding_values(debate_id) if debate_id is not None else {}
+        if debate_id is None or values.get("thread_ts") != thread_ts:
+            return ENDED  # no debate runs here now, or this is a card of an earlier one
+        if not await remote.cast(debate_id, vote_id, user, key, name or None):
+            return ENDED
+        options = await remote.cards.options(debate_id, vote_id) or ()
+    except StoreError:
+        return UNAVAILABLE
+    option = next((o for o in options if o.key == key), None)
+    shown = f"{option.emoji} {escape(option.label)}" if option is not None else escape(key)
+    return f"You voted {shown}."
+
+
+async def vote_by_button(
+    rt: Host,
+    *,
+    channel: str,
+    thread_ts: str | None,
+    user: str,
+    name: str,
+    value: str,
+    remote: RemoteVotes | None = None,
+) -> str:
+    """Cast the click's vote; what to tell the person. `remote` passes on votes for debates another
+    worker runs."""
     read = read_value(value)
     handle = rt.manager.find(platform=PLATFORM, channel=channel)
+    if read is not None and handle is None and remote is not None:  # another worker runs it
+        return await vote_elsewhere(
+            remote, channel=channel, thread_ts=thread_ts, user=user, name=name, read=read
+        )
     if read is None or handle is None:
         return ENDED
     if (await rt.store.binding_values(handle.debate_id)).get("thread_ts") != thread_ts:
@@ -66,6 +101,8 @@ async def vote_by_button(
 
 
 def register_ballot_buttons(app: AsyncApp, rt: Host) -> None:
+    remote = RemoteVotes(rt)
+
     async def on_click(
         ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], client: AsyncWebClient
     ) -> None:
@@ -82,6 +119,7 @@ def register_ballot_buttons(app: AsyncApp, rt: Host) -> None:
             user=user_id,
             name=str(user.get("name") or user.get("username") or ""),
             value=str(action.get("value") or ""),
+            remote=remote,
         )
         try:
             await client.chat_postEphemeral(

@@ -44,6 +44,7 @@ from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound import ReactionRequest, Request
 from adapters.slack.permissions import StarterPolicy, StopPolicy
 from adapters.slack.pointers import point_back
+from adapters.slack.remote_votes import RemoteVotes
 from adapters.slack.replies import Replies
 from adapters.slack.result_post import SlackResults
 from adapters.slack.sender import PersonaIdentity, api_error
@@ -78,6 +79,7 @@ class SlackFrontEnd:
         self._fetcher = DocumentFetcher(client, api_url=self.settings.api_url)
         self._resuming: asyncio.Event | None = None  # set once resumed debates are back in place
         self.results = SlackResults(rt, client)  # each debate's result to its channel at the end
+        self.remote_votes = RemoteVotes(rt)  # votes on debates another worker runs
 
     # --- requests -------------------------------------------------------------------------------
 
@@ -116,6 +118,10 @@ class SlackFrontEnd:
         sink = self._sinks.get(reaction.channel)
         if sink is not None and sink.shows_vote(reaction.ts):
             await sink.reaction(reaction.ts, reaction.user, reaction.name, added=reaction.added)
+        elif sink is None:  # perhaps a card of a debate another worker runs (remote_votes.py)
+            await self.remote_votes.reaction(
+                reaction.channel, reaction.ts, reaction.user, reaction.name, added=reaction.added
+            )
 
     def _running(self, channel: str) -> DebateHandle | None:
         return self.rt.manager.find(platform=PLATFORM, channel=channel)
@@ -367,18 +373,26 @@ class SlackFrontEnd:
                 reattached[record.id] = sink
             return sink
 
-        handles = await self.rt.resume_debates(PLATFORM, attach)
+        async def adopted(handles: list[DebateHandle]) -> None:  # taken over from a stopped worker
+            self._bind(handles, reattached)
+
+        handles = await self.rt.resume_debates(PLATFORM, attach, adopted=adopted)
+        self._bind(handles, reattached)
+        if handles:
+            log.info("resumed %d Slack debate(s)", len(handles))
+        return handles
+
+    def _bind(self, handles: list[DebateHandle], reattached: dict[str, SlackSink]) -> None:
+        """Each reattached sink to its resumed debate (its delivery and votes start here)."""
         running = {h.debate_id: h for h in handles}
-        for debate_id, sink in reattached.items():
+        for debate_id, sink in list(reattached.items()):
+            del reattached[debate_id]
             handle = running.get(debate_id)
             if handle is not None:
                 sink.attach(handle, self._forget)
                 self.results.follow(handle, sink)
             else:  # closed instead of resumed: its thread still gets the notice and the closing card
                 sink.close_out(self._forget)
-        if handles:
-            log.info("resumed %d Slack debate(s)", len(handles))
-        return handles
 
     async def _reattach(
         self, record: DebateRecord, values: dict[str, str], bot_user_id: str | None

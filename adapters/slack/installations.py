@@ -3,7 +3,7 @@ flight: slack_sdk's async store interfaces, implemented on Rostra's SQLite file 
 
 `InstallationStore` is the interface the rest of the adapter uses (slack_sdk's
 `AsyncInstallationStore`, which Bolt's OAuth flow and authorization call). `SQLiteInstallationStore`
-is the SQLite implementation; a deployment on Postgres needs a Postgres one with the same methods.
+is the SQLite implementation; `adapters.slack.installations_pg` has the Postgres one (same methods).
 Tokens are secrets: they are never logged, and a workspace's row is deleted when it uninstalls the
 app or revokes its tokens.
 """

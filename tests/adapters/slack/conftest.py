@@ -247,6 +247,7 @@ async def open_harness(
     formats: dict[str, dict[str, Any]] | None = None,
     latency: float = 0,
     resume: bool = True,
+    storage: dict[str, Any] | None = None,
 ) -> AsyncIterator[Harness]:
     """The app on a fresh Runtime. Opened again on the same `tmp_path`, it is the bot restarted on
     the same database (against the same Slack)."""
@@ -265,6 +266,7 @@ async def open_harness(
         },
         limits={"user_cooldown": 0, "max_rounds": 1, **(limits or {})},
         formats={"arena": {"exchanges_per_round": 1, **(arena or {})}, **(formats or {})},
+        storage=storage or {},
     )
     secrets = Secrets(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET)
     clock = clock or FakeClock()

@@ -1,0 +1,140 @@
+"""Many workspaces on Postgres: the OAuth v2 install through the real Bolt app over HTTP, with the
+installations and the install links' states in the real Postgres server the tests start
+(tests/pg.py), shared by two HTTP workers as behind one URL: the link comes from one worker, the
+redirect reaches the other, and a debate then runs in that workspace through either."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from aiohttp.test_utils import TestClient, TestServer
+
+from adapters.slack import create_app
+from adapters.slack.installations_pg import PostgresInstallationStore, postgres_stores
+from adapters.slack.workspaces import UNINSTALLED, WorkspaceFronts
+from bot.config import Secrets
+from bot.runtime import Runtime
+from bot.slack_main import oauth_stores
+from core.events import DebateCompleted
+from tests.adapters.slack.clocks import HeldClock
+from tests.adapters.slack.conftest import SIGNING_SECRET, Harness
+from tests.adapters.slack.fake_slack import FakeSlack
+from tests.adapters.slack.fake_views import CLIENT_ID, CLIENT_SECRET
+from tests.adapters.slack.test_commands_flow import SLOW_FIRST_TURN
+from tests.adapters.slack.test_oauth import (
+    CHANNEL2,
+    COOKIE,
+    SECOND,
+    install,
+    second_mention,
+    send,
+    team_envelope,
+)
+from tests.helpers import make_config, write_script
+
+SECRETS = Secrets(
+    slack_signing_secret=SIGNING_SECRET, slack_client_id=CLIENT_ID, slack_client_secret=CLIENT_SECRET
+)
+
+
+@asynccontextmanager
+async def pg_worker(tmp_path: Path, api: FakeSlack, url: str) -> AsyncIterator[Harness]:
+    """One `rostra slack` HTTP worker in many-workspace mode, its store and installations on `url`."""
+    config = make_config(
+        tmp_path,
+        storage={"url": url},
+        model={"script": str(write_script(tmp_path, SLOW_FIRST_TURN)), "latency": 0},
+        slack={"api_url": api.base_url, "edit_interval": 0},
+        limits={"user_cooldown": 0, "max_rounds": 1},
+        formats={"arena": {"exchanges_per_round": 1}},
+    )
+    stores = oauth_stores(config, SECRETS)  # what `rostra slack` picks for a postgresql:// URL
+    assert stores is not None and isinstance(stores.installations, PostgresInstallationStore)
+    clock = HeldClock(hold=5)
+    async with Runtime(config, clock=clock, secrets=SECRETS) as rt:
+        app = create_app(rt, oauth_stores=stores)
+        async with TestClient(TestServer(app.web_app())) as http:
+            try:
+                yield Harness(api, rt, app, http, clock)
+            finally:
+                await app.aclose()
+                await stores.close()
+
+
+async def stored_teams(url: str) -> list[str]:
+    conn = await asyncpg.connect(url)
+    try:
+        return [r["team_id"] for r in await conn.fetch("SELECT team_id FROM slack_installations")]
+    finally:
+        await conn.close()
+
+
+async def redirect_to(worker: Harness, link_from: Harness, team: str) -> tuple[int, str, str]:
+    """The install link (and its state cookie) from one worker; Slack's redirect to another."""
+    page = await link_from.http.get("/slack/install")
+    assert page.status == 200
+    state = page.cookies[COOKIE].value
+    code = worker.api.approve_install(team)
+    back = await worker.http.get(
+        f"/slack/oauth_redirect?code={code}&state={state}", headers={"Cookie": f"{COOKIE}={state}"}
+    )
+    return back.status, code, state
+
+
+async def test_an_install_through_one_worker_serves_the_workspace_from_both(
+    tmp_path: Path, api: FakeSlack, postgres_url: str
+) -> None:
+    async with (
+        pg_worker(tmp_path, api, postgres_url) as first,
+        pg_worker(tmp_path, api, postgres_url) as second,
+    ):
+        status, code, state = await redirect_to(second, first, SECOND)
+        assert status == 200
+        assert await stored_teams(postgres_url) == [SECOND]
+        replayed = await first.http.get(
+            f"/slack/oauth_redirect?code={code}&state={state}", headers={"Cookie": f"{COOKIE}={state}"}
+        )
+        assert replayed.status in (400, 401, 403)  # a state is good once, whichever worker sees it
+        assert len(api.calls_to("oauth.v2.access")) == 1
+
+        token = next(iter(api.installs.tokens))
+        for worker in (first, second):
+            fronts = worker.app.front
+            assert isinstance(fronts, WorkspaceFronts)
+            bot = await fronts.installations.async_find_bot(enterprise_id=None, team_id=SECOND)
+            assert bot is not None and bot.bot_token == token
+
+        await send(first, second_mention("debate Should cities ban cars? humans=off"))
+        handle = await first.wait_running(CHANNEL2)
+        await first.clock.release()  # type: ignore[attr-defined]
+        await first.settle()
+        assert (await handle.wait()).reason == "max_rounds"  # played to its end
+        posts = api.calls_to("chat.postMessage")
+        assert posts and {c.token for c in posts} == {token}
+
+
+async def test_uninstalling_deletes_the_workspace_for_every_worker(
+    tmp_path: Path, api: FakeSlack, postgres_url: str
+) -> None:
+    async with pg_worker(tmp_path, api, postgres_url) as slack:
+        await install(slack, SECOND)
+        await install(slack, "T0003")
+        await send(slack, second_mention("debate Should cities ban cars?"))
+        handle = await slack.wait_running(CHANNEL2)
+        api.revoke(SECOND)
+        uninstall: dict[str, Any] = {"type": "app_uninstalled", "event_ts": "1.5"}
+        await send(slack, team_envelope(SECOND, uninstall, f"UBOT{SECOND}"))
+        await handle.wait()
+        end = (await slack.events(handle.debate_id))[-1]
+        assert isinstance(end, DebateCompleted) and end.detail == UNINSTALLED
+        assert await stored_teams(postgres_url) == ["T0003"]
+    stores = postgres_stores(postgres_url)  # as a worker started later sees it
+    try:
+        assert await stores.installations.async_find_bot(enterprise_id=None, team_id=SECOND) is None
+        assert await stores.installations.async_find_bot(enterprise_id=None, team_id="T0003") is not None
+    finally:
+        await stores.close()

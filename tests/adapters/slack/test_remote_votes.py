@@ -1,0 +1,133 @@
+"""Votes that reach the Slack worker which does not run the debate (two HTTP workers, one database).
+
+Two real Bolt apps over signed HTTP share one SQLite file, as two workers behind one URL would. The
+debate starts through one (the owner); people's reactions and clicks are delivered to the other,
+which finds the card through the store and hands each vote on. The owner's debate counts them and
+its log holds each VoteCast once.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from core.events import HumanVoteOpened, VoteCast, VotingClosed
+from tests.adapters.slack.clocks import HeldClock
+from tests.adapters.slack.conftest import ALICE, BOB, CAROL, Harness, open_harness
+from tests.adapters.slack.fake_slack import FakeSlack
+from tests.adapters.slack.test_ballot_buttons import BUTTONS, click, has_buttons, vote_card
+from tests.adapters.slack.test_resume import TIE
+
+
+def human_votes(events: list[Any]) -> list[tuple[str, str]]:
+    return [(e.voter.id, e.choice) for e in events if isinstance(e, VoteCast) and e.voter.human]
+
+
+async def window_open(owner: Harness, other: Harness) -> str:
+    """Start the debate through the owner; its people's window opens. Returns the debate id."""
+    await owner.mention("debate Should cities ban cars?")
+    handle = await owner.wait_running()
+    await owner.api.wait_until(lambda: handle.human_vote_open("v1"))
+    await owner.api.wait_until(lambda: any(m["text"].startswith("Vote: ") for m in owner.thread()))
+    assert other.running() is None  # the other worker does not run it
+    return handle.debate_id
+
+
+async def test_reactions_delivered_to_the_other_worker_count_in_the_owners_debate(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    clock = HeldClock(hold=5)
+    async with (
+        open_harness(tmp_path, api, script=TIE, clock=clock) as owner,
+        open_harness(tmp_path, api, script=TIE) as other,
+    ):
+        owner.rt.enable_failover()  # as `rostra slack` does: takes the votes others leave in the store
+        debate_id = await window_open(owner, other)
+        handle = owner.running()
+        assert handle is not None
+        await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2)  # the card's own
+        ts = vote_card(owner)["ts"]
+        # the owner read the card when the window opened; from here on only events tell of reactions
+
+        def card_read() -> bool:
+            return any(c.args.get("timestamp") == ts for c in api.calls_to("reactions.get"))
+
+        await api.wait_until(card_read)
+        await other.react(BOB, "white_check_mark", ts)
+        await other.react(ALICE, "white_check_mark", ts)
+        await other.react(ALICE, "x", ts)  # her newer reaction is her vote
+        await other.react(BOB, "white_check_mark", ts, added=False)  # his is taken back
+        await other.react(CAROL, "x", ts)
+
+        def counted() -> bool:
+            ballot = handle.state.ballots["v1"]
+            held = {p: v.choice for p, v in ballot.human_votes.items()}
+            return held == {ALICE: "replace", CAROL: "replace"}
+
+        await api.wait_until(counted)
+        await clock.release()
+        await owner.settle()
+        events = await owner.events(debate_id)
+    [closed] = [e for e in events if isinstance(e, VotingClosed)]
+    assert closed.human_tally == {"keep": 0, "replace": 2}
+    assert (closed.decision, closed.tie_broken_by) == ("replace", "humans")
+    assert sorted(human_votes(events)) == sorted(  # each stored once, in the owner's log
+        [(BOB, "keep"), (ALICE, "keep"), (ALICE, "replace"), (CAROL, "replace")]
+    )
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+
+
+async def test_a_click_delivered_to_the_other_worker_counts_and_is_confirmed(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    clock = HeldClock(hold=5)
+    async with (
+        open_harness(tmp_path, api, script=TIE, clock=clock, slack=BUTTONS) as owner,
+        open_harness(tmp_path, api, script=TIE, slack=BUTTONS) as other,
+    ):
+        owner.rt.enable_failover()
+        debate_id = await window_open(owner, other)
+        await api.wait_until(lambda: has_buttons(owner))
+        assert await click(other, ALICE, "replace") == "You voted ❌ Replace."
+        assert await click(other, BOB, "keep") == "You voted ✅ Keep."
+        assert await click(other, CAROL, "replace") == "You voted ❌ Replace."
+        open_card = copy.deepcopy(vote_card(owner))  # as a person's screen still shows it
+        handle = owner.running()
+        assert handle is not None
+        await api.wait_until(lambda: len(handle.state.ballots["v1"].human_votes) == 3)
+        await clock.release()
+        await owner.settle()
+        events = await owner.events(debate_id)
+        late = await click(other, BOB, "replace", card=open_card)
+        assert late == "This debate has ended."  # a click on a stale screen: no debate runs there now
+    [closed] = [e for e in events if isinstance(e, VotingClosed)]
+    assert closed.human_tally == {"keep": 1, "replace": 2}
+    assert sorted(human_votes(events)) == [(ALICE, "replace"), (BOB, "keep"), (CAROL, "replace")]
+    assert sum(isinstance(e, HumanVoteOpened) for e in events) == 1
+
+
+async def test_on_postgres_a_click_reaches_the_owner_through_notify(
+    tmp_path: Path, api: FakeSlack, postgres_url: str
+) -> None:
+    """The same on Postgres (the real server from tests/pg.py): the owner hears of the vote through
+    LISTEN/NOTIFY, with polling set far beyond the test's patience."""
+    storage = {"url": postgres_url, "poll_seconds": 60}
+    clock = HeldClock(hold=5)
+    async with (
+        open_harness(tmp_path, api, script=TIE, clock=clock, slack=BUTTONS, storage=storage) as owner,
+        open_harness(tmp_path, api, script=TIE, slack=BUTTONS, storage=storage) as other,
+    ):
+        owner.rt.enable_failover()
+        debate_id = await window_open(owner, other)
+        await api.wait_until(lambda: has_buttons(owner))
+        assert await click(other, ALICE, "replace") == "You voted ❌ Replace."
+        handle = owner.running()
+        assert handle is not None
+        await api.wait_until(lambda: len(handle.state.ballots["v1"].human_votes) == 1, within=5)
+        await clock.release()
+        await owner.settle()
+        events = await owner.events(debate_id)
+    assert human_votes(events) == [(ALICE, "replace")]
+    [closed] = [e for e in events if isinstance(e, VotingClosed)]
+    assert closed.human_tally == {"keep": 0, "replace": 1}
