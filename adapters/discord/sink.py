@@ -1,9 +1,11 @@
 """Delivers one debate's events into its Discord thread, in order.
 
-`emit` only enqueues (it runs inside the engine's task); a worker task drains the queue: it renders
-each event, applies the display operations through the sender, holds back interim edits (the edit
-throttle), wires vote cards to reactions and records where everything was posted (binding values,
-for resuming later). The worker exists only while there is work, and is cancelled on close.
+`emit` only enqueues (it runs inside the engine's task); the debate's ordered delivery queue
+(adapters/delivery/queue.py, shared with Slack) runs one worker that hands each event to `_deliver`:
+it renders the event, applies the display operations through the sender, holds back interim edits
+(the edit throttle, whose due edits the same worker sends), wires vote cards to reactions and records
+where everything was posted (binding values, for resuming later). The worker exists only while there
+is work, and is cancelled on close.
 
 Resuming after a restart (`restore`): the stored events are rendered again without sending anything,
 up to the last one this thread is known to have received, so the view knows what every message shows;
@@ -14,15 +16,14 @@ was killed with them in its queue) are delivered first, then whatever the debate
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import discord
 
+from adapters.delivery.queue import DeliveryQueue
 from adapters.discord import messages
 from adapters.discord.ballot_buttons import show_buttons
 from adapters.discord.ballots import CardBallot, CardRegistry
@@ -110,9 +111,14 @@ class DiscordSink:
         self._budgets = webhooks.budgets
         self._parent_id = thread.parent_id
         self._on_finished = on_finished
-        self._queue: deque[Event] = deque()
-        self._wake = asyncio.Event()
-        self._worker: asyncio.Task[None] | None = None
+        self._queue: DeliveryQueue[Event, Show] = DeliveryQueue(
+            deliver=self._deliver,
+            send=self._guarded,
+            pacing=self._throttle,
+            name=lambda: f"Discord debate {self._debate_id}",
+            on_demand=True,
+            describe=lambda event: f"{event.kind} #{event.seq}",
+        )
         self._slots: dict[str, _Slot] = {}
         self._ballots: dict[str, CardBallot] = {}
         self._handle: DebateHandle | None = None
@@ -160,7 +166,7 @@ class DiscordSink:
                 if isinstance(event, TurnDelta):
                     self._view.render(event)  # interim text: the turn's end or its restart replaces it
                 else:
-                    self._queue.append(event)  # stored, never shown: delivered first by `catch_up`
+                    self._queue.put(event)  # stored, never shown: delivered first by `catch_up`
                 continue
             for op in self._view.render(event):
                 if isinstance(op, Show):
@@ -188,7 +194,7 @@ class DiscordSink:
     def catch_up(self) -> None:
         """Deliver the stored events the thread never got (see `restore`), before anything new."""
         if self._queue:
-            self._start_worker()
+            self._queue.start()
 
     async def resumed(self, handle: DebateHandle) -> None:
         """The debate runs again (after `restore`): attach it and count the reactions on open cards.
@@ -204,10 +210,7 @@ class DiscordSink:
 
     async def finish(self) -> None:
         """Wait until everything queued is delivered, then close (a debate the core closed itself)."""
-        worker = self._worker
-        if worker is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(worker)
+        await self._queue.idle()
         await self.aclose()
 
     # --- the engine's side ---------------------------------------------------------------------
@@ -217,23 +220,11 @@ class DiscordSink:
             if isinstance(event, DebateCompleted):
                 self._on_finished(event.debate_id)
             return
-        self._queue.append(event)
-        self._start_worker()
-
-    def _start_worker(self) -> None:
-        self._wake.set()
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._drain(), name=f"discord-sink-{self._debate_id}")
-            self._worker.add_done_callback(self._worker_done)
+        self._queue.put(event)
 
     async def aclose(self) -> None:
         self._closed = True
-        self._queue.clear()
-        worker, self._worker = self._worker, None
-        if worker is not None and not worker.done():
-            worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await worker
+        await self._queue.aclose()
         for vote_id in list(self._ballots):
             for message_id in self._message_ids(vote_slot(vote_id)):
                 self._cards.untrack(message_id)
@@ -241,40 +232,26 @@ class DiscordSink:
 
     # --- the worker ----------------------------------------------------------------------------
 
-    def _worker_done(self, task: asyncio.Task[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            log.error("debate %s: the Discord delivery stopped", self._debate_id, exc_info=task.exception())
-
-    async def _drain(self) -> None:
-        while True:
-            for show in self._throttle.take_due():
-                await self._guarded(show)
-            if self._queue:
-                await self._deliver(self._queue.popleft())
-                continue
-            wait = self._throttle.next_due()
-            if wait is None:
-                return
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
-
     async def _deliver(self, event: Event) -> None:
+        """Show one event (the queue's worker calls it, in order). An event whose delivery failed
+        counts as delivered too (the queue logs the failure): it is not shown again after a restart."""
         self._debate_id = self._debate_id or event.debate_id
         try:
-            ops = list(self._view.render(event))
-            for op in ops:
-                await self._guarded(op)
-                if isinstance(event, VotingStarted) and isinstance(op, Show):
-                    self._open_ballot(event)  # reactions count from the moment the card exists
-            if isinstance(event, VotingStarted) and event.humans != "off":
-                await self._card_shown(event, ops)
-            await self._follow_up(event)
-            record_delivery("discord", event, since=self._metered_since)  # delivery lag (adapters.metering)
-        except Exception:  # one funnel: a bug in one event's delivery must not stop the rest
-            log.exception("debate %s: could not deliver %s #%d", self._debate_id, event.kind, event.seq)
-        if not isinstance(event, TurnDelta) and not self._closed:
-            await self._remember(DELIVERED_KEY, str(event.seq))
+            await self._show_event(event)
+        finally:
+            if not isinstance(event, TurnDelta) and not self._closed and not _cancelling():
+                await self._remember(DELIVERED_KEY, str(event.seq))
+
+    async def _show_event(self, event: Event) -> None:
+        ops = list(self._view.render(event))
+        for op in ops:
+            await self._guarded(op)
+            if isinstance(event, VotingStarted) and isinstance(op, Show):
+                self._open_ballot(event)  # reactions count from the moment the card exists
+        if isinstance(event, VotingStarted) and event.humans != "off":
+            await self._card_shown(event, ops)
+        await self._follow_up(event)
+        record_delivery("discord", event, since=self._metered_since)  # delivery lag (adapters.metering)
 
     async def _card_shown(self, event: VotingStarted, ops: list[Op]) -> None:
         """Tell the debate whether people can see the vote card and its ballot (the window opens
@@ -410,7 +387,7 @@ class DiscordSink:
                 for message_id in self._message_ids(vote_slot(event.vote_id)):
                     self._cards.untrack(message_id)
         elif isinstance(event, DebateCompleted):
-            for show in self._throttle.drop():
+            for show in self._throttle.take_all():
                 await self._guarded(show)
             self._on_finished(event.debate_id)
 
@@ -445,6 +422,11 @@ class DiscordSink:
 def _route(op: Op) -> str:
     """Which of Discord's routes an operation takes: persona posts the webhook, the rest the bot."""
     return "webhook" if isinstance(op, Show) and any(p.persona is not None for p in op.posts) else "bot"
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _as_int(text: str | None) -> int | None:

@@ -65,7 +65,7 @@ class EditThrottle:
             del self._held[show.slot]
         return due
 
-    def drop(self) -> list[Show]:
+    def take_all(self) -> list[Show]:
         """Everything held, in the order it was held (used when closing)."""
         held = list(self._held.values())
         self._held.clear()

@@ -1,5 +1,7 @@
-"""One debate's sink: events are queued (emit returns at once) and a worker renders and sends them
-in order, pacing interim edits. The worker is the debate's error funnel on the Slack side.
+"""One debate's sink: events are queued (emit returns at once) in the debate's ordered delivery queue
+(adapters/delivery/queue.py, shared with Discord), whose one worker hands each to `_deliver_item` in
+order and sends the interim edits the pacing held back when they fall due. The worker is the
+debate's error funnel on the Slack side.
 
 After a restart a sink is rebuilt for the debate's existing thread (`restore`): the stored events the
 thread had already been shown are rendered again without sending anything, so the view knows what
@@ -20,6 +22,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.delivery.queue import DeliveryQueue
 from adapters.metering import record_delivery
 from adapters.slack.emoji import option_reactions
 from adapters.slack.limits import budgets_of
@@ -72,7 +75,7 @@ class _Resumed:
     """Refresh the opening card once the thread has caught up after a restart."""
 
 
-_Item = _Queued | _Resumed | None  # None: the debate ended unannounced
+_Item = _Queued | _Resumed
 
 
 class SlackSink:
@@ -111,10 +114,19 @@ class SlackSink:
         self._throttle = EditThrottle(settings.edit_interval, asyncio.get_running_loop().time)
         self._budgets = budgets_of(client)
         self._votes = HumanVotes(bot_user_id=bot_user_id)
-        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._debate_id = debate_id
+        self._on_finished: Callable[[SlackSink], None] | None = None
+        self._queue: DeliveryQueue[_Item, Update] = DeliveryQueue(
+            deliver=self._deliver_item,
+            send=self._send,
+            pacing=self._throttle,
+            name=lambda: f"Slack debate {self.debate_id}",
+            on_demand=False,
+            is_last=lambda item: isinstance(item, _Queued) and isinstance(item.event, DebateCompleted),
+            describe=_describe,
+            on_stopped=self._finished,
+        )
         self._handle: DebateHandle | None = None
-        self._task: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
@@ -127,10 +139,10 @@ class SlackSink:
 
     @property
     def finished(self) -> bool:
-        return self._task is not None and self._task.done()
+        return self._queue.finished
 
     async def emit(self, event: Event) -> None:
-        self._queue.put_nowait(_Queued(event))
+        self._queue.put(_Queued(event))
 
     def restore(self, events: Sequence[Event], values: Mapping[str, str]) -> None:
         """Pick up a thread after a restart (call before any new event arrives).
@@ -143,7 +155,7 @@ class SlackSink:
         shown = int(values.get(DELIVERED) or 0)
         for event in events:
             if event.seq > shown:
-                self._queue.put_nowait(_Queued(event, live=False))
+                self._queue.put(_Queued(event, live=False))
                 continue
             for op in self._view.render(event):
                 self._sender.assume(op)
@@ -151,7 +163,7 @@ class SlackSink:
                 self._card_posted(event)
                 if vote_key(event.vote_id) in self._sender.ts_of:
                     self._card_reports[event.vote_id] = True  # shown before the restart
-        self._queue.put_nowait(_Resumed())
+        self._queue.put(_Resumed())
 
     async def stop(self, reason: str) -> None:
         """Ask the debate to end; it closes with its closing card."""
@@ -170,11 +182,11 @@ class SlackSink:
     def close_out(self, on_finished: Callable[[SlackSink], None]) -> None:
         """A debate that will not run again (it was closed on resume): deliver what is queued, then end."""
         self._start(on_finished)
-        self._queue.put_nowait(None)
+        self._queue.end()
 
     def _start(self, on_finished: Callable[[SlackSink], None]) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"slack-sink-{self.debate_id}")
-        self._task.add_done_callback(lambda task: self._finished(task, on_finished))
+        self._on_finished = on_finished
+        self._queue.start()
 
     def shows_vote(self, ts: str) -> bool:
         return self._votes.vote_on(ts) is not None
@@ -184,56 +196,43 @@ class SlackSink:
 
     async def delivered(self) -> None:
         """Wait until the debate's last event has been delivered."""
-        if self._task is not None and not self._task.done():
-            await asyncio.wait({self._task})
+        await self._queue.idle()
 
     async def aclose(self) -> None:
-        for task in (self._watch, self._task):
-            if task is not None and not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        if self._watch is not None and not self._watch.done():
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+        await self._queue.aclose()
 
     # --- the worker -----------------------------------------------------------------------------
 
-    def _finished(self, task: asyncio.Task[None], on_finished: Callable[[SlackSink], None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            log.error("debate %s: Slack delivery stopped", self.debate_id, exc_info=task.exception())
+    def _finished(self) -> None:
         if self._watch is not None:
             self._watch.cancel()
-        on_finished(self)
+        if self._on_finished is not None:
+            self._on_finished(self)
 
     async def _watch_end(self, handle: DebateHandle) -> None:
         """A debate cut short without DebateCompleted (the bot shutting down) still ends delivery."""
         await handle.wait()
-        self._queue.put_nowait(None)
+        self._queue.end()
 
-    async def _run(self) -> None:
-        while True:
-            delay = self._throttle.delay()
-            try:
-                item = await asyncio.wait_for(self._queue.get(), delay)
-            except TimeoutError:
-                due = self._throttle.take_due()
-                if due is not None:
-                    await self._send(due)
-                continue
-            if item is None:
-                break
-            if isinstance(item, _Resumed):
-                await self._apply(self._view.resumed())
-                continue
-            event = item.event
-            try:
-                await self._deliver(event, live=item.live)
-            except Exception:
-                log.exception("debate %s: could not show %s #%d", self.debate_id, event.kind, event.seq)
+    async def _deliver_item(self, item: _Item) -> None:
+        """Show one queued item (the queue's worker calls it, in order). An event whose delivery
+        failed counts as shown too (the queue logs the failure): it is not sent again after a restart."""
+        if isinstance(item, _Resumed):
+            await self._apply(self._view.resumed())
+            return
+        event = item.event
+        try:
+            await self._deliver(event, live=item.live)
+        except Exception:
             if not isinstance(event, TurnDelta):
                 await self._shown(event.seq)
-            if isinstance(event, DebateCompleted):
-                break
-        for waiting in self._throttle.take_all():
-            await self._send(waiting)
+            raise
+        if not isinstance(event, TurnDelta):
+            await self._shown(event.seq)
 
     async def _deliver(self, event: Event, *, live: bool) -> None:
         ops = list(self._view.render(event))
@@ -348,3 +347,7 @@ class SlackSink:
     async def _shown(self, seq: int) -> None:
         """The thread has been shown every event up to `seq` (what a restart need not send again)."""
         await self._remember(DELIVERED, str(seq))
+
+
+def _describe(item: _Item) -> str:
+    return "the caught-up thread" if isinstance(item, _Resumed) else f"{item.event.kind} #{item.event.seq}"

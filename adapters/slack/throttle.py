@@ -37,18 +37,19 @@ class EditThrottle:
     def drop(self, key: str) -> None:
         self._pending.pop(key, None)
 
-    def delay(self) -> float | None:
+    def next_due(self) -> float | None:
         """Seconds until the next waiting edit is due; None when nothing waits."""
         if not self._pending:
             return None
         return max(0.0, self._last + self.interval - self._now())
 
-    def take_due(self) -> Update | None:
+    def take_due(self) -> list[Update]:
+        """The waiting edit that is due now, if any (one per interval: they share one budget)."""
         if not self._pending or self._now() - self._last < self.interval:
-            return None
+            return []
         key = next(iter(self._pending))
         self._last = self._now()
-        return self._pending.pop(key)
+        return [self._pending.pop(key)]
 
     def take_all(self) -> list[Update]:
         waiting = list(self._pending.values())

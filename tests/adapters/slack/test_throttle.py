@@ -19,18 +19,16 @@ def test_interim_edits_wait_and_the_newest_wins() -> None:
     assert not throttle.offer(Update("a", "2", interim=True))
     assert not throttle.offer(Update("b", "x", interim=True))
     assert not throttle.offer(Update("a", "3", interim=True))
-    assert throttle.delay() == 1.0
-    assert throttle.take_due() is None
+    assert throttle.next_due() == 1.0
+    assert throttle.take_due() == []
     now.t = 1.0
-    first = throttle.take_due()
-    assert first is not None
+    [first] = throttle.take_due()
     assert (first.key, first.text) == ("b", "x")
-    assert throttle.take_due() is None
+    assert throttle.take_due() == []
     now.t = 2.0
-    second = throttle.take_due()
-    assert second is not None
+    [second] = throttle.take_due()
     assert (second.key, second.text) == ("a", "3")
-    assert throttle.delay() is None
+    assert throttle.next_due() is None
 
 
 def test_a_final_edit_drops_the_waiting_one() -> None:
@@ -39,5 +37,5 @@ def test_a_final_edit_drops_the_waiting_one() -> None:
     throttle.offer(Update("a", "1", interim=True))
     throttle.offer(Update("a", "2", interim=True))
     throttle.drop("a")
-    assert throttle.delay() is None
+    assert throttle.next_due() is None
     assert throttle.take_all() == []

@@ -1,0 +1,161 @@
+"""One debate's ordered delivery queue: the part of delivery that both chat front ends share.
+
+The engine's `emit` only enqueues; one worker task per debate takes the items in order and hands
+each to the platform's `deliver`. Interim edits the platform's pacing holds back are sent by the
+same worker when they fall due (so they never overtake or race the queue), and everything still held
+is sent when the debate's last item has been delivered. An exception in one item's delivery is
+logged and the next item goes on; the worker's own failure is logged once, when it ends.
+
+Each platform supplies only `deliver(item)`, `send(held)` and its pacing (`Pacing`).
+
+Two ways to run, as the platform needs:
+- on demand (`on_demand=True`): a worker starts when an item is put and ends when nothing is left
+  to do (no item queued, no held edit); a later item starts a new one.
+- started (`on_demand=False`): the worker runs from `start()` until the last item (`is_last`) or
+  `end()`, waiting in between; items put before `start()` are kept for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Generic, Protocol, TypeVar
+
+log = logging.getLogger(__name__)
+
+Item = TypeVar("Item")
+Held = TypeVar("Held")
+
+
+class Pacing(Protocol[Held]):
+    """A platform's throttle for interim edits, as the queue sees it."""
+
+    def take_due(self) -> list[Held]:
+        """The held edits whose time has come (no longer held)."""
+        ...
+
+    def next_due(self) -> float | None:
+        """Seconds until the next held edit is due (0: now), None when nothing is held."""
+        ...
+
+    def take_all(self) -> list[Held]:
+        """Everything still held, in order (the debate's delivery is ending)."""
+        ...
+
+
+class _End:
+    """Marks the end of delivery (`DeliveryQueue.end`)."""
+
+
+_END = _End()
+
+
+class DeliveryQueue(Generic[Item, Held]):
+    def __init__(
+        self,
+        *,
+        deliver: Callable[[Item], Awaitable[None]],
+        send: Callable[[Held], Awaitable[None]],
+        pacing: Pacing[Held],
+        name: Callable[[], str],
+        on_demand: bool,
+        is_last: Callable[[Item], bool] = lambda item: False,
+        describe: Callable[[Item], str] = lambda item: type(item).__name__,
+        on_stopped: Callable[[], None] | None = None,
+    ) -> None:
+        self._deliver = deliver
+        self._send = send
+        self._pacing = pacing
+        self._name = name  # "platform debate-id", for the task's name and the logs
+        self._on_demand = on_demand
+        self._is_last = is_last
+        self._describe = describe
+        self._on_stopped = on_stopped
+        self._items: deque[Item | _End] = deque()
+        self._wake = asyncio.Event()
+        self._worker: asyncio.Task[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def finished(self) -> bool:
+        """A started worker has ended (all delivered, or cancelled)."""
+        return self._worker is not None and self._worker.done()
+
+    def put(self, item: Item) -> None:
+        self._items.append(item)
+        self._wake.set()
+        if self._on_demand:
+            self.start()
+
+    def end(self) -> None:
+        """Deliver what is queued, then end (the debate ended without its last event)."""
+        self._items.append(_END)
+        self._wake.set()
+
+    def clear(self) -> None:
+        """Forget everything queued (nothing more can or should be shown)."""
+        self._items.clear()
+
+    def start(self) -> None:
+        """Start the worker unless it runs (items queued before are delivered first)."""
+        self._wake.set()
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._run(), name=f"delivery {self._name()}")
+            self._worker.add_done_callback(self._stopped)
+
+    async def idle(self) -> None:
+        """Wait until the worker has ended (everything queued delivered); waiting is not cancelled
+        by the worker being cancelled, and cancelling the waiter does not cancel the worker."""
+        worker = self._worker
+        if worker is not None and not worker.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(worker)
+
+    async def aclose(self) -> None:
+        """Drop what is queued and cancel the worker."""
+        self._items.clear()
+        worker, self._worker = self._worker, None
+        if worker is not None and not worker.done():
+            worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
+
+    # --- the worker ----------------------------------------------------------------------------
+
+    def _stopped(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s: delivery stopped", self._name(), exc_info=task.exception())
+        if self._on_stopped is not None:
+            self._on_stopped()
+
+    async def _run(self) -> None:
+        while True:
+            for held in self._pacing.take_due():
+                await self._send(held)
+            if self._items:
+                item = self._items.popleft()
+                if isinstance(item, _End):
+                    break
+                await self._guarded(item)
+                if self._is_last(item):
+                    break
+                continue
+            wait = self._pacing.next_due()
+            if wait is None and self._on_demand:
+                return
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+        for held in self._pacing.take_all():
+            await self._send(held)
+
+    async def _guarded(self, item: Item) -> None:
+        try:
+            await self._deliver(item)
+        except Exception:  # one funnel: a failure in one item's delivery must not stop the rest
+            log.exception("%s: could not deliver %s", self._name(), self._describe(item))
