@@ -109,12 +109,12 @@ class DeliveryQueue(Generic[Item, Held]):
             self._worker.add_done_callback(self._stopped)
 
     async def idle(self) -> None:
-        """Wait until the worker has ended (everything queued delivered); waiting is not cancelled
-        by the worker being cancelled, and cancelling the waiter does not cancel the worker."""
+        """Wait until the worker has ended (everything queued delivered, or it was cancelled or
+        failed: its failure is logged once, not raised here). Cancelling the waiter does not cancel
+        the worker."""
         worker = self._worker
         if worker is not None and not worker.done():
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(worker)
+            await asyncio.wait({worker})
 
     async def aclose(self) -> None:
         """Drop what is queued and cancel the worker."""
