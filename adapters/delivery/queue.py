@@ -119,7 +119,7 @@ class DeliveryQueue(Generic[Item, Held]):
     async def aclose(self) -> None:
         """Drop what is queued and cancel the worker."""
         self._items.clear()
-        worker, self._worker = self._worker, None
+        worker = self._worker
         if worker is not None and not worker.done():
             worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):

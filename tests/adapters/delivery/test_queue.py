@@ -200,5 +200,5 @@ async def test_closing_cancels_the_worker_and_drops_what_is_queued() -> None:
     await started.wait()
     await queue.aclose()
     assert cancelled == ["stuck"]
-    assert len(queue) == 0
+    assert len(queue) == 0 and queue.finished
     assert all(t.get_name() != "delivery test debate" for t in asyncio.all_tasks())
