@@ -89,22 +89,9 @@ class TimedStore:
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._inner, name)
-        if name == "append_soon" and callable(value):
-            return self._timed_soon(value)
         if name.startswith("append") and callable(value):
             return self._timed(value)
         return value
-
-    def _timed_soon(self, method: Callable[..., Any]) -> Callable[..., Any]:
-        """A queued append: timed from the call until its commit resolves the future."""
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            future = method(*args, **kwargs)
-            future.add_done_callback(lambda _: self.append_seconds.append(time.perf_counter() - start))
-            return future
-
-        return timed
 
     def _timed(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         async def timed(*args: Any, **kwargs: Any) -> Any:

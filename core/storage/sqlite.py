@@ -2,10 +2,12 @@
 
 Writes go through one writer task and one connection on one dedicated thread. The task takes the
 queued writes and runs the whole batch on the thread in one call: one `BEGIN IMMEDIATE` transaction,
-each write inside its own SAVEPOINT, then COMMIT; each caller is resolved only after that COMMIT
-succeeded. A write that another write's failure undoes is never reported as done, and one write's
-refusal (a seq gap, a lost lease) does not undo the others. A batch is whatever is queued when the
-writer wakes (group commit); a policy for larger batches only changes `_next_batch`.
+each write inside its own SAVEPOINT (none for a write whose one change is its last statement, such
+as an append: one INSERT that checks the lease and the seq itself), then COMMIT; each caller is
+resolved only after that COMMIT succeeded. A write that another write's failure undoes is never
+reported as done, and one write's refusal (a seq gap, a lost lease) does not undo the others. A
+batch is whatever is queued when the writer wakes (group commit); a policy for larger batches only
+changes `_next_batch`.
 Reads use a second connection (aiosqlite), which in WAL mode sees committed data only.
 """
 
@@ -460,19 +462,6 @@ class SQLiteStore:
 
     async def append(self, event: Event) -> None:
         await self._write(self._append_op(event), savepoint=False)
-
-    def append_soon(self, event: Event) -> asyncio.Future[None]:
-        """Queue `event` behind every write queued before it and return at once.
-
-        The future resolves once the batch holding the event committed (or with the reason it was
-        not stored). Writes run in queue order and the seq check refuses a gap, so an event queued
-        after this one is stored only if this one is: what a crash can lose is a tail, never a hole.
-        """
-        if self._closed:
-            raise StoreUnavailable("the store is closed")
-        w = _Write(self._append_op(event), savepoint=False)
-        self._queue.put_nowait(w)
-        return w.future
 
     async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:
         """Fenced; a debate that is no longer running gives its lease up with the same write."""
