@@ -51,6 +51,7 @@ from adapters.slack.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
 from adapters.slack.transcripts import PLATFORM, attach_transcript, find_record
 from adapters.slack.windows import with_platform_window
 from core.admission import Slot
+from core.clock import Clock, RealClock
 from core.errors import AdmissionError, DebateError
 from core.ports import Binding, DebateRecord
 from core.session import DebateHandle
@@ -77,6 +78,7 @@ class SlackFrontEnd:
         self._locks: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
         self._fetcher = DocumentFetcher(client, api_url=self.settings.api_url)
         self._resuming: asyncio.Event | None = None  # set once resumed debates are back in place
+        self.countdown_clock: Clock = RealClock()  # vote cards count down in people's time, not debate time
         self.results = SlackResults(rt, client)  # each debate's result to its channel at the end
 
     # --- requests -------------------------------------------------------------------------------
@@ -255,6 +257,7 @@ class SlackFrontEnd:
             identity=self._identities.setdefault(request.team, PersonaIdentity()),
             store=self.rt.store,
             bot_user_id=bot_user_id,
+            clock=self.countdown_clock,
         )
         binding = Binding(
             platform=PLATFORM, scope=request.team, channel=request.channel, started_by=request.user
@@ -406,6 +409,7 @@ class SlackFrontEnd:
             store=self.rt.store,
             bot_user_id=bot_user_id,
             debate_id=record.id,
+            clock=self.countdown_clock,
         )
         sink.restore(await self.rt.store.events(record.id), values)
         self._sinks[channel] = sink
