@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from adapters.slack.limits import budgets_of
 from adapters.slack.ops import Update
 from adapters.slack.render import SlackView
 from adapters.slack.windows import countdown_edits, next_refresh, time_left
@@ -180,3 +181,44 @@ async def test_no_countdown_edit_after_the_window_closed(tmp_path: Path, api: Fa
         updates = _card_updates(slack, api)
         assert len(updates) == closed_at
         assert "Voting is closed." in updates[-1] and "left" not in updates[-1]
+
+
+async def test_no_countdown_edit_after_the_debate_ends(tmp_path: Path, api: FakeSlack) -> None:
+    clock, ticks = HeldClock(hold=5), SteppedClock()
+    async with open_harness(tmp_path, api, script=TIE, clock=clock, slack=SLACK_WINDOW) as slack:
+        slack.app.front.countdown_clock = ticks
+        await _open_tie_window(slack, api)
+        handle = slack.running()
+        assert handle is not None
+        await ticks.wait_for_sleepers()
+        reply = await slack.slash("stop")  # mid-window
+        assert reply.status == 200
+        await api.wait_until(lambda: handle.done)
+        await slack.settle()
+        assert ticks.sleepers == 0  # the ticker went with the debate
+        ended_at = len(_card_updates(slack, api))
+        await ticks.advance(120)
+        await slack.settle()
+        updates = _card_updates(slack, api)
+        assert len(updates) == ended_at
+        assert "Voting is closed." in updates[-1] and "left" not in updates[-1]
+
+
+async def test_a_short_budget_skips_the_countdown_not_the_closed_card(tmp_path: Path, api: FakeSlack) -> None:
+    clock, ticks = HeldClock(hold=5), SteppedClock()
+    slack_settings = {**SLACK_WINDOW, "edit_interval": 0.05}
+    async with open_harness(tmp_path, api, script=TIE, clock=clock, slack=slack_settings) as slack:
+        slack.app.front.countdown_clock = ticks
+        await _open_tie_window(slack, api)
+        edits = budgets_of(slack.app.front.client)["chat.update"]
+        edits.hits.extend([edits.now()] * 30)  # other debates used 30 of the workspace's 50 edits
+        skipped = edits.skipped
+        await ticks.wait_for_sleepers()
+        await ticks.advance(30)  # a refresh is due, but the budget has no room to spare for it
+        await api.wait_until(lambda: edits.skipped > skipped)
+        await clock.release()
+        await api.wait_until(lambda: "Voting is closed." in blocks_text(_card(slack) or {"text": ""}))
+        await slack.settle()
+        figures = [seconds_shown(u) for u in _card_updates(slack, api)]
+        assert 90 not in figures  # skipped, then superseded by the closed card
+        assert "left" not in _card_updates(slack, api)[-1]
