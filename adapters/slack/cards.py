@@ -402,7 +402,7 @@ def stats_line(stats: Statistics) -> str:
     return (
         f"{plural(stats.rounds, 'round')} · {plural(stats.turns, 'turn')} · {plural(stats.words, 'word')}"
         f" · {plural(stats.votes, 'AI vote')} · {plural(stats.human_votes, 'human vote')}"
-        f" · {plural(stats.switches, 'switch')} · debate time"
+        f" · {plural(stats.switches, 'switch')}{stats.switch_deciders()} · debate time"
         f" {minutes(stats.debate_seconds)} (+{minutes(stats.paused_seconds)} paused for votes)"
         f" · {stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"
     )
