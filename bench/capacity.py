@@ -140,6 +140,10 @@ class CommitCounter:
         for conn in _connections(store):
             await conn.set_trace_callback(self)
             self.connections += 1
+        on_writer = getattr(store, "on_writer", None)
+        if on_writer is not None:  # the SQLite store's writer connection, on its own thread
+            await on_writer(lambda conn: conn.set_trace_callback(self))
+            self.connections += 1
 
 
 class MemoryStore:

@@ -138,8 +138,16 @@ class Statistics(_Frozen):
     votes: int = 0
     human_votes: int = 0
     switches: int = 0
+    switches_by_people: int = 0  # the people's vote decided them (a tie broken, or their vote tipped it)
     notices: int = 0
     debate_seconds: float = 0.0
     paused_seconds: float = 0.0
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     per_persona: tuple[PersonaStats, ...] = ()
+
+    def switch_deciders(self) -> str:
+        """Who decided the switches: `` (2 by the observers' majority, 1 by the people)``; "" if none."""
+        by_ai = self.switches - self.switches_by_people
+        parts = [f"{by_ai} by the observers' majority"] if by_ai else []
+        parts += [f"{self.switches_by_people} by the people"] if self.switches_by_people else []
+        return f" ({', '.join(parts)})" if parts else ""

@@ -211,8 +211,12 @@ class DebateState:
             s["turns"] += 1
             s["words"] += turn.words
             s["tokens"] += turn.usage.total
-        votes = human_votes = 0
+        votes = human_votes = by_people = 0
         for ballot in self.ballots.values():
+            if ballot.closed is not None and ballot.closed.decision == "replace":
+                ai_replace = sum(1 for v in ballot.ai_votes.values() if v.choice == "replace")
+                if ballot.closed.tie_broken_by == "humans" or ai_replace * 2 <= len(ballot.ai_votes):
+                    by_people += 1  # the observers alone had no majority to replace
             all_votes = [*ballot.ai_votes.values(), *ballot.human_votes.values()]
             votes += len(ballot.ai_votes)
             human_votes += len(ballot.human_votes)
@@ -229,6 +233,7 @@ class DebateState:
             votes=votes,
             human_votes=human_votes,
             switches=len(self.switches),
+            switches_by_people=min(by_people, len(self.switches)),
             notices=len(self.notices),
             debate_seconds=round(debate_seconds, 1),
             paused_seconds=round(paused_seconds, 1),

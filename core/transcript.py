@@ -54,6 +54,8 @@ def stats_table(stats: Statistics) -> list[str]:
         )
         if n
     ]
+    if stats.switches:
+        counts[-1] += stats.switch_deciders()
     time = f"Debate time {minutes(stats.debate_seconds)}"
     if stats.paused_seconds:
         time += f" (+{minutes(stats.paused_seconds)} paused for votes)"

@@ -87,6 +87,8 @@ def stats_line(stats: Statistics) -> Text:
         )
         if n
     ]
+    if stats.switches:
+        parts[-1] += stats.switch_deciders()
     time = f"debate time {minutes(stats.debate_seconds)}"
     if stats.paused_seconds:
         time += f" (+{minutes(stats.paused_seconds)} paused for votes)"

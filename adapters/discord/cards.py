@@ -259,7 +259,7 @@ def stats_summary(stats: Statistics, fmt: str = "") -> str:
     if stats.human_votes or fmt in ("arena", "oxford", "council"):
         counts.append(plural(stats.human_votes, "human vote"))
     if stats.switches or fmt == "arena":
-        counts.append(plural(stats.switches, "switch"))
+        counts.append(plural(stats.switches, "switch") + stats.switch_deciders())
     time = f"Debate time {minutes(stats.debate_seconds)}"
     if stats.paused_seconds:
         time += f" (+{minutes(stats.paused_seconds)} paused for votes)"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from adapters.ballot_words import clicking
@@ -16,7 +17,7 @@ from adapters.slack.card_controls import card_controls
 from adapters.slack.emoji import option_mark, option_reactions
 from adapters.slack.ops import Block
 from adapters.slack.text import escape, model_text
-from adapters.slack.windows import closes_at, span
+from adapters.slack.windows import closes_at, span, time_left
 from core.events import DebateCompleted, HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
 from core.formats.arena import OPTIONS as ARENA_OPTIONS
 from core.formats.council import ABSTAIN
@@ -305,7 +306,7 @@ def _ai_line(ballot: BallotView, voter: PersonaRef | None, vote: VoteCast | None
     return f"{voter.emoji} {escape(voter.name)} {waiting}"
 
 
-def _people_line(ballot: BallotView, *, buttons: bool = False) -> str:
+def _people_line(ballot: BallotView, *, buttons: bool = False, now: datetime | None = None) -> str:
     mode = ballot.started.humans
     react, react_ = ("click", "Click") if buttons else ("react with", "React with")
     if ballot.closed is not None:
@@ -329,7 +330,8 @@ def _people_line(ballot: BallotView, *, buttons: bool = False) -> str:
             lead = f"*Your vote* ({seconds} s): {react} {ballot.marks()}."
         counts = ballot.tally_text(ballot.people_tally(), ballot.open_keys)
         rule = "your last click counts" if buttons else "your newest reaction counts"
-        return f"{lead} One vote each; {rule}.\nPeople so far: {counts}{closes_at(ballot.window)}"
+        when = closes_at(ballot.window) + time_left(ballot.window, now)
+        return f"{lead} One vote each; {rule}.\nPeople so far: {counts}{when}"
     if mode == "tiebreak":
         return f"If the AI voters tie, people decide: {react} {ballot.marks()}."
     if mode == "vote":
@@ -338,8 +340,11 @@ def _people_line(ballot: BallotView, *, buttons: bool = False) -> str:
     return ""
 
 
-def vote_card(ballot: BallotView, *, buttons: bool = False) -> tuple[str, tuple[Block, ...]]:
-    """`buttons`: people vote with the card's buttons (adapters/slack/ballot_buttons.py), not reactions."""
+def vote_card(
+    ballot: BallotView, *, buttons: bool = False, now: datetime | None = None
+) -> tuple[str, tuple[Block, ...]]:
+    """`buttons`: people vote with the card's buttons (adapters/slack/ballot_buttons.py), not reactions.
+    `now`: the moment the card is drawn for; an open window then says how long is left."""
     started = ballot.started
     head = f"*🗳️ {escape(started.title)}*"
     if started.subject is not None:
@@ -359,7 +364,7 @@ def vote_card(ballot: BallotView, *, buttons: bool = False) -> tuple[str, tuple[
         if closed.note:
             result.append(f"_{escape(closed.note)}_")
         blocks.append(section("\n".join(result)))
-    people = _people_line(ballot, buttons=buttons)
+    people = _people_line(ballot, buttons=buttons, now=now)
     if people:
         blocks.append(context(people))
     if buttons and ballot.window is not None and closed is None:  # people vote with buttons
@@ -397,7 +402,7 @@ def stats_line(stats: Statistics) -> str:
     return (
         f"{plural(stats.rounds, 'round')} · {plural(stats.turns, 'turn')} · {plural(stats.words, 'word')}"
         f" · {plural(stats.votes, 'AI vote')} · {plural(stats.human_votes, 'human vote')}"
-        f" · {plural(stats.switches, 'switch')} · debate time"
+        f" · {plural(stats.switches, 'switch')}{stats.switch_deciders()} · debate time"
         f" {minutes(stats.debate_seconds)} (+{minutes(stats.paused_seconds)} paused for votes)"
         f" · {stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"
     )

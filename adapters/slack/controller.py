@@ -52,6 +52,7 @@ from adapters.slack.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
 from adapters.slack.transcripts import PLATFORM, attach_transcript, find_record
 from adapters.slack.windows import with_platform_window
 from core.admission import Slot
+from core.clock import Clock, RealClock
 from core.errors import AdmissionError, DebateError
 from core.ports import Binding, DebateRecord
 from core.session import DebateHandle
@@ -78,6 +79,7 @@ class SlackFrontEnd:
         self._locks: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
         self._fetcher = DocumentFetcher(client, api_url=self.settings.api_url)
         self._resuming: asyncio.Event | None = None  # set once resumed debates are back in place
+        self.countdown_clock: Clock = RealClock()  # vote cards count down in people's time, not debate time
         self.results = SlackResults(rt, client)  # each debate's result to its channel at the end
         self.remote_votes = RemoteVotes(rt)  # votes on debates another worker runs
 
@@ -261,6 +263,7 @@ class SlackFrontEnd:
             identity=self._identities.setdefault(request.team, PersonaIdentity()),
             store=self.rt.store,
             bot_user_id=bot_user_id,
+            clock=self.countdown_clock,
         )
         binding = Binding(
             platform=PLATFORM, scope=request.team, channel=request.channel, started_by=request.user
@@ -420,6 +423,7 @@ class SlackFrontEnd:
             store=self.rt.store,
             bot_user_id=bot_user_id,
             debate_id=record.id,
+            clock=self.countdown_clock,
         )
         sink.restore(await self.rt.store.events(record.id), values)
         self._sinks[channel] = sink

@@ -8,6 +8,7 @@ topic is escaped, so nothing in them becomes a mention or a link.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import assert_never
 
 from adapters.results import ResultTracker
@@ -309,10 +310,18 @@ class SlackView:
             ballot.people.pop(event.voter.id, None)
         else:
             ballot.closed, interim = event, False
-        return [self._card(ballot, interim=interim)]
+        return [self._card(ballot, interim=interim, now=event.at)]
 
-    def _card(self, ballot: BallotView, *, interim: bool) -> Update:
-        text, blocks = vote_card(ballot, buttons=self.buttons)
+    def countdown(self, vote_id: str, now: datetime) -> Update | None:
+        """The vote card redrawn for `now` (how long is left), while its people's window is open;
+        an interim edit, which the budget may coalesce or skip."""
+        ballot = self._ballots.get(vote_id)
+        if ballot is None or ballot.window is None or ballot.closed is not None:
+            return None
+        return self._card(ballot, interim=True, now=now)
+
+    def _card(self, ballot: BallotView, *, interim: bool, now: datetime | None = None) -> Update:
+        text, blocks = vote_card(ballot, buttons=self.buttons, now=now)
         return Update(vote_key(ballot.started.vote_id), text, blocks, interim=interim)
 
     def _verdict(self, event: Verdict) -> Post:

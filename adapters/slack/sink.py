@@ -17,6 +17,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -33,7 +34,16 @@ from adapters.slack.sender import PersonaIdentity, SlackSender, api_error
 from adapters.slack.settings import SlackSettings
 from adapters.slack.throttle import EditThrottle
 from adapters.slack.votes import HumanVotes
-from core.events import DebateCompleted, Event, HumanVoteOpened, TurnDelta, VotingStarted
+from adapters.slack.windows import next_refresh
+from core.clock import Clock, RealClock
+from core.events import (
+    DebateCompleted,
+    Event,
+    HumanVoteOpened,
+    TurnDelta,
+    VotingClosed,
+    VotingStarted,
+)
 from core.ports import Store
 from core.session import DebateHandle
 
@@ -75,7 +85,15 @@ class _Resumed:
     """Refresh the opening card once the thread has caught up after a restart."""
 
 
-_Item = _Queued | _Resumed
+@dataclass(frozen=True)
+class _Countdown:
+    """Redraw a vote card for `now` (how long its people's window has left)."""
+
+    vote_id: str
+    now: datetime
+
+
+_Item = _Queued | _Resumed | _Countdown
 
 
 class SlackSink:
@@ -93,6 +111,7 @@ class SlackSink:
         store: Store,
         bot_user_id: str | None,
         debate_id: str | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.channel = channel
         self.thread_ts = thread_ts
@@ -132,6 +151,8 @@ class SlackSink:
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
         self._card_reports: dict[str, bool] = {}  # vote id → its card was shown (reported to the debate)
         self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
+        self._clock: Clock = clock or RealClock()  # paces the countdowns on open vote cards
+        self._countdowns: dict[str, asyncio.Task[None]] = {}  # vote id → its card's countdown ticker
 
     @property
     def debate_id(self) -> str | None:
@@ -199,6 +220,7 @@ class SlackSink:
         await self._queue.idle()
 
     async def aclose(self) -> None:
+        await self._stop_countdowns()
         if self._watch is not None and not self._watch.done():
             self._watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -208,6 +230,8 @@ class SlackSink:
     # --- the worker -----------------------------------------------------------------------------
 
     def _finished(self) -> None:
+        for ticker in self._countdowns.values():
+            ticker.cancel()  # nothing is delivered any more (the worker's end awaited the rest)
         if self._watch is not None:
             self._watch.cancel()
         if self._on_finished is not None:
@@ -224,6 +248,11 @@ class SlackSink:
         if isinstance(item, _Resumed):
             await self._apply(self._view.resumed())
             return
+        if isinstance(item, _Countdown):
+            op = self._view.countdown(item.vote_id, item.now)
+            if op is not None and item.vote_id in self._countdowns:
+                await self._apply(op)
+            return
         event = item.event
         try:
             await self._deliver(event, live=item.live)
@@ -235,6 +264,10 @@ class SlackSink:
             await self._shown(event.seq)
 
     async def _deliver(self, event: Event, *, live: bool) -> None:
+        if isinstance(event, VotingClosed):
+            await self._stop_countdown(event.vote_id)  # the closed card replaces the countdown
+        elif isinstance(event, DebateCompleted):
+            await self._stop_countdowns()
         ops = list(self._view.render(event))
         for op in ops:
             await self._apply(op)
@@ -246,6 +279,8 @@ class SlackSink:
             self._card_posted(event)
         elif isinstance(event, HumanVoteOpened) and event.vote_id in self._started:
             self._card_posted(self._started[event.vote_id])  # a card whose first post failed is up now
+        if isinstance(event, HumanVoteOpened) and live:
+            await self._start_countdown(event)
         if isinstance(event, HumanVoteOpened) and live and not self._view.buttons:  # buttons: clicks count
             # A window in a caught-up event is not counted: if it is still open after a restart the
             # debate opens it again (a new event), and that one counts what is on the card.
@@ -266,6 +301,38 @@ class SlackSink:
         self._card_reports[event.vote_id] = shown
         if self._handle is not None:
             self._handle.vote_card_shown(event.vote_id, shown)
+
+    # --- countdowns on open vote cards ------------------------------------------------------------
+
+    async def _start_countdown(self, window: HumanVoteOpened) -> None:
+        """Refresh the card's "about … left" while the window is open (a reopened window after a
+        restart replaces the earlier ticker)."""
+        await self._stop_countdown(window.vote_id)
+        if window.at.timestamp() <= 0:
+            return
+        self._countdowns[window.vote_id] = asyncio.create_task(
+            self._count_down(window), name=f"slack-countdown-{self.debate_id}-{window.vote_id}"
+        )
+
+    async def _count_down(self, window: HumanVoteOpened) -> None:
+        """Queue a redraw of the card each time its figure changes (windows.next_refresh); the
+        worker sends it as an interim edit. Time is the sink's clock, from when the window opened."""
+        began = self._clock.now()
+        while (wait := next_refresh(window.window - (self._clock.now() - began))) is not None:
+            await self._clock.sleep(wait)
+            elapsed = self._clock.now() - began
+            self._queue.put(_Countdown(window.vote_id, window.at + timedelta(seconds=elapsed)))
+
+    async def _stop_countdown(self, vote_id: str) -> None:
+        ticker = self._countdowns.pop(vote_id, None)
+        if ticker is not None and not ticker.done():
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+
+    async def _stop_countdowns(self) -> None:
+        for vote_id in list(self._countdowns):
+            await self._stop_countdown(vote_id)
 
     def _card_posted(self, event: VotingStarted) -> None:
         ts = self._sender.ts_of.get(vote_key(event.vote_id))
@@ -350,4 +417,8 @@ class SlackSink:
 
 
 def _describe(item: _Item) -> str:
-    return "the caught-up thread" if isinstance(item, _Resumed) else f"{item.event.kind} #{item.event.seq}"
+    if isinstance(item, _Resumed):
+        return "the caught-up thread"
+    if isinstance(item, _Countdown):
+        return f"the countdown of vote {item.vote_id}"
+    return f"{item.event.kind} #{item.event.seq}"

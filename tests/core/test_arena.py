@@ -157,6 +157,9 @@ async def test_a_tie_goes_to_the_people_and_their_choice_decides(tmp_path: Path)
     # the people decided, and the line says so with their figures (not "voted off 2–2")
     assert switch.reason == "the people broke a 2–2 tie of the observers, voting 2–1 to replace"
     assert run.result.stats.human_votes == 3
+    # the closing figures say so too
+    assert run.result.stats.switches == 1 and run.result.stats.switches_by_people == 1
+    assert run.result.stats.switch_deciders() == " (1 by the people)"
 
 
 async def test_in_tiebreak_mode_people_are_asked_only_after_a_tie(tmp_path: Path) -> None:
@@ -164,6 +167,8 @@ async def test_in_tiebreak_mode_people_are_asked_only_after_a_tie(tmp_path: Path
     run = await run_debate(tmp_path, script=script, options={**ONE_ROUND, "humans": "tiebreak"})
     assert not run.of(HumanVoteOpened)
     assert run.closed("v1").decision == "replace"
+    assert run.result.stats.switches == 1 and run.result.stats.switches_by_people == 0
+    assert run.result.stats.switch_deciders() == " (1 by the observers' majority)"
 
 
 async def test_a_person_changing_their_vote_counts_once_and_withdrawing_removes_it(tmp_path: Path) -> None:

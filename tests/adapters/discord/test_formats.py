@@ -156,7 +156,7 @@ async def test_arena_turns_vote_card_tie_switch_notice_and_closing(world: World)
     closing = messages[-1].embeds[0]
     figures = closing.fields[1].value or ""
     assert figures.startswith("1 round · 3 turns · ")
-    assert "· 4 AI votes · 1 human vote · 1 switch\n" in figures
+    assert "· 4 AI votes · 1 human vote · 1 switch (1 by the people)\n" in figures  # a tie the people broke
     _posted_once(world, events)
 
 

@@ -47,3 +47,36 @@ class HeldClock:
             self._gate.set()
             self._gate = asyncio.Event()
             self.waiting = 0
+
+
+class SteppedClock:
+    """Virtual time that moves only when the test says (`advance`): a sleeper wakes once the time
+    has reached its deadline. For what ticks on its own (a vote card's countdown)."""
+
+    def __init__(self, start: float = 5000.0) -> None:
+        self._now = start
+        self._changed = asyncio.Condition()
+        self.sleepers = 0
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        deadline = self._now + max(0.0, seconds)
+        async with self._changed:
+            self.sleepers += 1
+            self._changed.notify_all()
+            try:
+                await self._changed.wait_for(lambda: self._now >= deadline)
+            finally:
+                self.sleepers -= 1
+                self._changed.notify_all()
+
+    async def advance(self, seconds: float) -> None:
+        async with self._changed:
+            self._now += seconds
+            self._changed.notify_all()
+
+    async def wait_for_sleepers(self, count: int = 1, within: float = 5.0) -> None:
+        async with asyncio.timeout(within), self._changed:
+            await self._changed.wait_for(lambda: self.sleepers >= count)
