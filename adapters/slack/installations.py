@@ -83,7 +83,33 @@ class _SQLite:
                 self._conn = None
 
 
-class SQLiteInstallationStore(AsyncInstallationStore):
+class WholeInstallations(AsyncInstallationStore):
+    """An installation store that keeps each workspace's installation whole (`async_save`): its bot
+    is read from it and deleted with it."""
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        raise NotImplementedError("installations are saved whole (async_save)")
+
+    async def async_find_bot(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        is_enterprise_install: bool | None = False,
+    ) -> Bot | None:
+        installation = await self.async_find_installation(
+            enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=is_enterprise_install
+        )
+        if installation is None or not installation.bot_token:
+            return None
+        bot: Bot = installation.to_bot()
+        return bot
+
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
+
+
+class SQLiteInstallationStore(WholeInstallations):
     """Installations in the `slack_installations` table: one row per workspace (or org)."""
 
     def __init__(self, path: Path | str) -> None:
@@ -105,9 +131,6 @@ class SQLiteInstallationStore(AsyncInstallationStore):
         await conn.commit()
         log.info("Slack workspace %s installed Rostra", installation.team_id or installation.enterprise_id)
 
-    async def async_save_bot(self, bot: Bot) -> None:
-        raise NotImplementedError("installations are saved whole (async_save)")
-
     async def async_find_installation(
         self,
         *,
@@ -125,24 +148,6 @@ class SQLiteInstallationStore(AsyncInstallationStore):
         if row is None:
             return None
         return Installation(**json.loads(row[0]))
-
-    async def async_find_bot(
-        self,
-        *,
-        enterprise_id: str | None,
-        team_id: str | None,
-        is_enterprise_install: bool | None = False,
-    ) -> Bot | None:
-        installation = await self.async_find_installation(
-            enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=is_enterprise_install
-        )
-        if installation is None or not installation.bot_token:
-            return None
-        bot: Bot = installation.to_bot()
-        return bot
-
-    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
-        await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
 
     async def async_delete_installation(
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None

@@ -16,12 +16,10 @@ import uuid
 from typing import Any
 
 import asyncpg
-from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
-from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 
-from adapters.slack.installations import STATE_SECONDS, OAuthStores, _key, _plain
+from adapters.slack.installations import STATE_SECONDS, OAuthStores, WholeInstallations, _key, _plain
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +68,7 @@ class PostgresPool:
                 self._pool = None
 
 
-class PostgresInstallationStore(AsyncInstallationStore):
+class PostgresInstallationStore(WholeInstallations):
     """Installations in the `slack_installations` table: one row per workspace (or org)."""
 
     def __init__(self, db: PostgresPool) -> None:
@@ -94,9 +92,6 @@ class PostgresInstallationStore(AsyncInstallationStore):
         )
         log.info("Slack workspace %s installed Rostra", installation.team_id or installation.enterprise_id)
 
-    async def async_save_bot(self, bot: Bot) -> None:
-        raise NotImplementedError("installations are saved whole (async_save)")
-
     async def async_find_installation(
         self,
         *,
@@ -111,24 +106,6 @@ class PostgresInstallationStore(AsyncInstallationStore):
             *_key(enterprise_id, team_id, is_enterprise_install),
         )
         return None if data is None else Installation(**json.loads(data))
-
-    async def async_find_bot(
-        self,
-        *,
-        enterprise_id: str | None,
-        team_id: str | None,
-        is_enterprise_install: bool | None = False,
-    ) -> Bot | None:
-        installation = await self.async_find_installation(
-            enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=is_enterprise_install
-        )
-        if installation is None or not installation.bot_token:
-            return None
-        bot: Bot = installation.to_bot()
-        return bot
-
-    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
-        await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
 
     async def async_delete_installation(
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
