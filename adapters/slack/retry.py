@@ -30,7 +30,9 @@ def repeatable(request: HttpRequest) -> bool:
     return not request.url.split("?")[0].rstrip("/").endswith(NOT_REPEATABLE)
 
 
-class RepeatableConnectionErrorRetryHandler(AsyncConnectionErrorRetryHandler):
+class _OnlyRepeatable(AsyncRetryHandler):
+    """Retries a call only when repeating it cannot duplicate what it did (see `repeatable`)."""
+
     async def _can_retry_async(
         self,
         *,
@@ -44,18 +46,12 @@ class RepeatableConnectionErrorRetryHandler(AsyncConnectionErrorRetryHandler):
         )
 
 
-class RepeatableServerErrorRetryHandler(AsyncServerErrorRetryHandler):
-    async def _can_retry_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        return repeatable(request) and await super()._can_retry_async(
-            state=state, request=request, response=response, error=error
-        )
+class RepeatableConnectionErrorRetryHandler(_OnlyRepeatable, AsyncConnectionErrorRetryHandler):
+    pass
+
+
+class RepeatableServerErrorRetryHandler(_OnlyRepeatable, AsyncServerErrorRetryHandler):
+    pass
 
 
 def retry_handlers(rate_limit_retries: int, budgets: Budgets) -> list[AsyncRetryHandler]:
