@@ -153,8 +153,8 @@ def _role_text(event: DebateStarted, member: CastMember) -> str:
 
 def _every(exchanges: object) -> str:
     if exchanges == 1 or not isinstance(exchanges, int):
-        return "After each exchange"
-    return f"After every {exchanges} exchanges"
+        return "After each exchange but the last"
+    return f"After every {exchanges} exchanges but the last"
 
 
 def how_to_take_part(event: DebateStarted) -> tuple[str, str] | None:

@@ -163,7 +163,7 @@ def how_to_vote(fmt: str, settings: Mapping[str, Any], cast: Sequence[CastMember
     within = f" within {span(window)}" if isinstance(window, int) else ""
     if fmt == "arena":
         choices = options_text(ARENA_OPTIONS)
-        lead = "After each round the observers vote on whether the speaker keeps the floor"
+        lead = "After each round but the last the observers vote on whether the speaker keeps the floor"
         if humans == "tiebreak":
             return (
                 f"*How to vote:* {lead}. If they tie, *you decide*: react on the vote card with"

@@ -1,7 +1,8 @@
 """arena: a rotating proposition speaker against one opposition; observers vote speakers off.
 
-Each round is `exchanges_per_round` exchanges (proposition, then opposition), then a vote: the
-clock pauses and every observer judges the active speaker at once. Replace wins only with a strict
+Each round is `exchanges_per_round` exchanges (proposition, then opposition), then a vote (none
+after the last round, so whoever is voted in always speaks): the clock pauses and every observer
+judges the active speaker at once. Replace wins only with a strict
 majority; a tie goes to the people in the channel when they may break ties, else the speaker stays.
 The clock counts debate time only; when it runs out, the turn in progress finishes, no new vote
 starts, and the moderator sums up.
@@ -52,7 +53,10 @@ class ArenaOptions(BaseModel):
     duration: int = Field(300, ge=30, le=7200, description="debate time in seconds (votes excluded)")
     exchanges_per_round: int = Field(3, ge=1, le=10, description="exchanges before each vote")
     rounds: int | None = Field(
-        None, ge=1, le=200, description="rounds (exchanges then a vote) before the moderator sums up"
+        None,
+        ge=1,
+        le=200,
+        description="rounds (exchanges, then a vote; none after the last) before the moderator sums up",
     )
     first_speaker: str | None = Field(None, description="persona id from the pool; random if unset")
     humans: Literal["off", "tiebreak", "vote"] = Field("tiebreak", description="how people vote")
@@ -74,6 +78,10 @@ class ArenaVote(BaseModel):
 
 def _label(turn: TurnRecord) -> str:
     return f"{turn.speaker.name}, {_STANCE.get(turn.role, turn.role)}"
+
+
+def _all_played(rounds: int) -> str:
+    return f"all {rounds} rounds were played" if rounds > 1 else "its one round was played"
 
 
 def _clock_text(seconds: float) -> str:
@@ -171,10 +179,10 @@ class Arena(DebateFormat):
                     await self._tick()
                 if ending is None:
                     ending = self._should_end()
+                if ending is None and round_no >= self._round_cap():  # the last round: no vote after it
+                    ending = ("max_rounds", _all_played(round_no))
                 if ending is None:
                     active = await self._vote(round_no, active)
-                    if round_no >= self._round_cap():
-                        ending = ("max_rounds", f"all {round_no} rounds were played")
                     round_no += 1
         except BudgetExhausted:  # the next call would not fit: nothing of it was shown
             ending = self._budget_ending()

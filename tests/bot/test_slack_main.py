@@ -169,7 +169,7 @@ async def test_serving_again_picks_the_debate_up_in_its_thread(tmp_path: Path, a
         tmp_path,
         model={"script": str(write_script(tmp_path, script)), "latency": 0},
         slack={"api_url": api.base_url, "edit_interval": 0, "post_results": False},
-        limits={"user_cooldown": 0, "max_rounds": 1},
+        limits={"user_cooldown": 0, "max_rounds": 2},
         formats={"arena": {"exchanges_per_round": 1}},
     )
     secrets = Secrets(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET)
@@ -266,7 +266,7 @@ async def test_a_slack_bot_killed_mid_vote_resumes_with_every_vote(tmp_path: Pat
         ROSTRA_MODEL__DEFAULT="scripted",
         ROSTRA_MODEL__SCRIPT=str(script),
         ROSTRA_MODEL__LATENCY="0",
-        ROSTRA_LIMITS__MAX_ROUNDS="1",
+        ROSTRA_LIMITS__MAX_ROUNDS="2",
         ROSTRA_LIMITS__USER_COOLDOWN="0",
         ROSTRA_FORMATS__ARENA__EXCHANGES_PER_ROUND="1",
         ROSTRA_SLACK__API_URL=api.base_url,

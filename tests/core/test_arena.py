@@ -35,15 +35,20 @@ def votes(**choices: str) -> dict[str, list[dict[str, str]]]:
     }
 
 
-ONE_ROUND = {"rounds": 1, "exchanges_per_round": 1, "first_speaker": "ada"}
+# Two rounds with one vote between them (no vote follows the last round).
+ONE_VOTE = {"rounds": 2, "exchanges_per_round": 1, "first_speaker": "ada"}
 
 
-async def test_turns_alternate_for_and_against_and_a_vote_follows_each_round(tmp_path: Path) -> None:
-    run = await run_debate(tmp_path, options={"rounds": 2, "exchanges_per_round": 3, "first_speaker": "ada"})
+async def test_turns_alternate_for_and_against_and_a_vote_follows_each_round_but_the_last(
+    tmp_path: Path,
+) -> None:
+    run = await run_debate(tmp_path, options={"rounds": 3, "exchanges_per_round": 3, "first_speaker": "ada"})
     spoken = [t.role for t in run.turns() if t.role != "moderator"]
-    assert spoken == ["proposition", "opposition"] * 6
+    assert spoken == ["proposition", "opposition"] * 9
     kinds = [e.kind for e in run.sink.events if e.kind in ("turn_completed", "voting_started")]
     assert kinds[6] == "voting_started" and kinds[13] == "voting_started"
+    assert kinds.count("voting_started") == 2  # after rounds 1 and 2; the last round ends the debate
+    assert kinds[-2:] == ["turn_completed", "turn_completed"]  # the last exchange, then the summary
     assert run.result.reason == "max_rounds"
 
 
@@ -65,7 +70,7 @@ async def test_first_speaker_is_random_from_the_pool_but_fixed_by_the_seed(tmp_p
 
 
 async def test_cast_has_one_proposition_speaker_observers_opposition_and_moderator(tmp_path: Path) -> None:
-    run = await run_debate(tmp_path, options=ONE_ROUND)
+    run = await run_debate(tmp_path, options=ONE_VOTE)
     roles = {m.persona.id: m.role for m in run.of(DebateStarted)[0].cast}
     assert roles == {
         "ada": "proposition",
@@ -80,7 +85,7 @@ async def test_cast_has_one_proposition_speaker_observers_opposition_and_moderat
 
 async def test_observers_vote_with_reasons_on_the_active_speaker(tmp_path: Path) -> None:
     script = votes(basil="keep", celeste="keep", dario="replace", esme="keep")
-    run = await run_debate(tmp_path, script=script, options=ONE_ROUND)
+    run = await run_debate(tmp_path, script=script, options=ONE_VOTE)
     started = run.of(VotingStarted)[0]
     assert started.subject is not None and started.subject.id == "ada"
     assert [v.id for v in started.voters] == OBSERVERS_OF_ADA
@@ -99,14 +104,14 @@ async def test_observers_vote_with_reasons_on_the_active_speaker(tmp_path: Path)
 async def test_observers_vote_in_parallel(tmp_path: Path) -> None:
     slow = {"vote": "keep", "reason": "slow but sure", "delay": 10}
     script = {f"persona:{pid}:observer": [slow] for pid in OBSERVERS_OF_ADA}
-    run = await run_debate(tmp_path, script=script, options=ONE_ROUND, model={"latency": 0})
+    run = await run_debate(tmp_path, script=script, options=ONE_VOTE, model={"latency": 0})
     # four voters each taking 10 s: in parallel the vote pauses the clock ~10 s, not 40 s
     assert 10 <= run.result.stats.paused_seconds < 20
 
 
 async def test_strict_majority_replaces_the_speaker_with_another_pool_persona(tmp_path: Path) -> None:
     script = votes(basil="replace", celeste="replace", dario="replace", esme="keep")
-    run = await run_debate(tmp_path, script=script, options={**ONE_ROUND, "rounds": 2})
+    run = await run_debate(tmp_path, script=script, options={**ONE_VOTE, "rounds": 3})
     [switch, *_] = run.of(SpeakerSwitched)
     assert switch.old.id == "ada" and switch.new.id in OBSERVERS_OF_ADA
     assert switch.reason == "voted off 3–1 by the observers' majority"
@@ -119,9 +124,9 @@ async def test_strict_majority_replaces_the_speaker_with_another_pool_persona(tm
 
 async def test_every_observer_voting_replace_switches_every_round(tmp_path: Path) -> None:
     script = {"observer": [{"vote": "replace", "reason": "time for a change"}]}
-    run = await run_debate(tmp_path, script=script, options={"rounds": 3, "exchanges_per_round": 1})
+    run = await run_debate(tmp_path, script=script, options={"rounds": 4, "exchanges_per_round": 1})
     switches = run.of(SpeakerSwitched)
-    assert len(switches) == 3
+    assert len(switches) == 3  # after rounds 1-3; none after the last
     for switch in switches:
         assert switch.new.id != switch.old.id and switch.new.id in POOL
     assert [s.old.id for s in switches[1:]] == [s.new.id for s in switches[:-1]]
@@ -129,7 +134,7 @@ async def test_every_observer_voting_replace_switches_every_round(tmp_path: Path
 
 async def test_a_tie_without_people_keeps_the_speaker(tmp_path: Path) -> None:
     script = votes(basil="replace", celeste="replace", dario="keep", esme="keep")
-    run = await run_debate(tmp_path, script=script, options=ONE_ROUND)
+    run = await run_debate(tmp_path, script=script, options=ONE_VOTE)
     closed = run.closed("v1")
     assert closed.decision == "keep" and closed.tie_broken_by == "default"
     assert not run.of(HumanVoteOpened) and not run.of(SpeakerSwitched)
@@ -144,7 +149,7 @@ async def test_a_tie_goes_to_the_people_and_their_choice_decides(tmp_path: Path)
 
     script = votes(basil="replace", celeste="replace", dario="keep", esme="keep")
     run = await run_debate(
-        tmp_path, script=script, options={**ONE_ROUND, "humans": "tiebreak"}, hook=people_vote_replace
+        tmp_path, script=script, options={**ONE_VOTE, "humans": "tiebreak"}, hook=people_vote_replace
     )
     [opened] = run.of(HumanVoteOpened)
     assert opened.reason == "tie" and opened.window == 30
@@ -164,7 +169,7 @@ async def test_a_tie_goes_to_the_people_and_their_choice_decides(tmp_path: Path)
 
 async def test_in_tiebreak_mode_people_are_asked_only_after_a_tie(tmp_path: Path) -> None:
     script = votes(basil="replace", celeste="replace", dario="replace", esme="keep")
-    run = await run_debate(tmp_path, script=script, options={**ONE_ROUND, "humans": "tiebreak"})
+    run = await run_debate(tmp_path, script=script, options={**ONE_VOTE, "humans": "tiebreak"})
     assert not run.of(HumanVoteOpened)
     assert run.closed("v1").decision == "replace"
     assert run.result.stats.switches == 1 and run.result.stats.switches_by_people == 0
@@ -180,7 +185,7 @@ async def test_a_person_changing_their_vote_counts_once_and_withdrawing_removes_
             await handle.withdraw_human_vote(event.vote_id, "u2")  # takes it back
 
     script = votes(basil="replace", celeste="replace", dario="keep", esme="keep")
-    run = await run_debate(tmp_path, script=script, options={**ONE_ROUND, "humans": "tiebreak"}, hook=fickle)
+    run = await run_debate(tmp_path, script=script, options={**ONE_VOTE, "humans": "tiebreak"}, hook=fickle)
     closed = run.closed("v1")
     assert closed.human_tally == {"keep": 0, "replace": 1}
     assert closed.decision == "replace"
@@ -188,7 +193,7 @@ async def test_a_person_changing_their_vote_counts_once_and_withdrawing_removes_
 
 async def test_a_people_tie_or_silence_leaves_the_speaker(tmp_path: Path) -> None:
     script = votes(basil="replace", celeste="replace", dario="keep", esme="keep")
-    run = await run_debate(tmp_path, script=script, options={**ONE_ROUND, "humans": "tiebreak"})
+    run = await run_debate(tmp_path, script=script, options={**ONE_VOTE, "humans": "tiebreak"})
     assert run.of(HumanVoteOpened)
     closed = run.closed("v1")
     assert closed.decision == "keep" and closed.tie_broken_by == "default"
@@ -202,7 +207,7 @@ async def test_in_vote_mode_the_people_majority_counts_as_one_more_voter(tmp_pat
                 await handle.cast_human_vote(event.vote_id, f"u{i}", "replace")
 
     script = votes(basil="replace", celeste="replace", dario="keep", esme="keep")
-    run = await run_debate(tmp_path, script=script, options={**ONE_ROUND, "humans": "vote"}, hook=crowd)
+    run = await run_debate(tmp_path, script=script, options={**ONE_VOTE, "humans": "vote"}, hook=crowd)
     closed = run.closed("v1")
     assert closed.tally == {"keep": 2, "replace": 3}  # three people, one extra vote
     assert closed.decision == "replace" and closed.tie_broken_by is None
@@ -222,7 +227,7 @@ async def test_votes_are_refused_outside_the_window_and_for_unknown_choices(tmp_
             refusals.append("invalid")
 
     script = votes(basil="replace", celeste="replace", dario="keep", esme="keep")
-    await run_debate(tmp_path, script=script, options={**ONE_ROUND, "humans": "tiebreak"}, hook=probe)
+    await run_debate(tmp_path, script=script, options={**ONE_VOTE, "humans": "tiebreak"}, hook=probe)
     assert refusals == ["closed", "invalid"]
 
 
@@ -232,7 +237,7 @@ async def test_the_clock_is_paused_while_observers_vote(tmp_path: Path) -> None:
     run = await run_debate(
         tmp_path,
         script=script,
-        options={"rounds": 2, "exchanges_per_round": 1, "duration": 600},
+        options={"rounds": 3, "exchanges_per_round": 1, "duration": 600},
         model={"latency": 0.5},
     )
     ticks = run.of(ClockTick)
@@ -291,7 +296,7 @@ async def test_a_vote_does_not_start_once_time_is_up(tmp_path: Path) -> None:
 
 async def test_the_moderator_summary_is_streamed_and_closes_the_debate(tmp_path: Path) -> None:
     summary = "Both sides argued well. The proposition pressed on cost; the opposition on fairness."
-    run = await run_debate(tmp_path, script={"moderator": [summary]}, options=ONE_ROUND)
+    run = await run_debate(tmp_path, script={"moderator": [summary]}, options=ONE_VOTE)
     [moderator] = run.turns("moderator")
     assert moderator.speaker.id == "sol" and moderator.text == summary
     deltas = [d.text for d in run.of(TurnDelta) if d.turn_id == moderator.turn_id]
@@ -307,20 +312,20 @@ async def test_statistics_count_turns_words_votes_and_switches(tmp_path: Path) -
         "moderator": ["The end."],
         **votes(basil="replace", celeste="replace", dario="replace", esme="keep"),
     }
-    run = await run_debate(tmp_path, script=script, options={**ONE_ROUND, "exchanges_per_round": 2})
+    run = await run_debate(tmp_path, script=script, options={**ONE_VOTE, "exchanges_per_round": 2})
     stats = run.result.stats
     per = {p.persona.id: p for p in stats.per_persona}
     assert (per["ada"].turns, per["ada"].words) == (2, 8)
-    assert (per["vera"].turns, per["vera"].words) == (2, 4)
+    assert (per["vera"].turns, per["vera"].words) == (4, 8)
     assert (per["ada"].judged, per["ada"].votes_keep, per["ada"].votes_replace) == (1, 1, 3)
-    assert stats.switches == 1 and stats.votes == 4 and stats.rounds == 1
-    assert stats.turns == 5  # four spoken turns and the summary
+    assert stats.switches == 1 and stats.votes == 4 and stats.rounds == 2  # no vote after round 2
+    assert stats.turns == 9  # eight spoken turns and the summary
     assert stats.tokens.total > 0
 
 
 async def test_a_failed_turn_is_retried_once_and_the_retry_replaces_the_partial(tmp_path: Path) -> None:
     script = {"proposition": [{"error": "model overloaded"}, "Recovered and arguing for."]}
-    run = await run_debate(tmp_path, script=script, options=ONE_ROUND)
+    run = await run_debate(tmp_path, script=script, options=ONE_VOTE)
     first = run.turns("proposition")[0]
     starts = [s for s in run.of(TurnStarted) if s.turn_id == first.turn_id]
     assert [s.attempt for s in starts] == [1, 2]
@@ -330,8 +335,8 @@ async def test_a_failed_turn_is_retried_once_and_the_retry_replaces_the_partial(
 
 async def test_a_turn_failing_twice_gets_a_fallback_line_and_a_notice(tmp_path: Path) -> None:
     script = {"proposition": [{"error": "model overloaded"}, {"error": "still overloaded"}, "Back."]}
-    run = await run_debate(tmp_path, script=script, options={**ONE_ROUND, "exchanges_per_round": 2})
-    first, second = run.turns("proposition")
+    run = await run_debate(tmp_path, script=script, options={**ONE_VOTE, "exchanges_per_round": 2})
+    first, second, *_ = run.turns("proposition")
     assert first.fallback and "Ada Quill" in first.text and "yields the floor" in first.text
     [notice] = [n for n in run.of(Notice) if n.code == "turn_failed"]
     assert "Ada Quill" in notice.message and "still overloaded" in notice.message
@@ -344,7 +349,7 @@ async def test_an_observer_that_fails_counts_as_keep(tmp_path: Path) -> None:
         "persona:basil:observer": [{"error": "voter offline"}],
         **votes(celeste="replace", dario="replace", esme="keep"),
     }
-    run = await run_debate(tmp_path, script=script, options=ONE_ROUND)
+    run = await run_debate(tmp_path, script=script, options=ONE_VOTE)
     basil = next(v for v in run.ai_votes("v1") if v.voter.id == "basil")
     assert basil.choice == "keep" and basil.defaulted
     assert any(n.code == "vote_failed" and "Basil Thorne" in n.message for n in run.of(Notice))
@@ -357,7 +362,7 @@ async def test_an_unreadable_vote_is_dropped_and_reported(tmp_path: Path) -> Non
         "persona:basil:observer": ["I decline to answer in the requested format."],
         **votes(celeste="replace", dario="replace", esme="keep"),
     }
-    run = await run_debate(tmp_path, script=script, options=ONE_ROUND)
+    run = await run_debate(tmp_path, script=script, options=ONE_VOTE)
     assert "basil" not in {v.voter.id for v in run.ai_votes("v1")}
     [dropped] = [n for n in run.of(Notice) if n.code == "vote_dropped"]
     assert "Basil Thorne" in dropped.message and "decline" in dropped.message
@@ -369,8 +374,31 @@ async def test_the_round_cap_ends_any_debate(tmp_path: Path) -> None:
     run = await run_debate(
         tmp_path, options={"exchanges_per_round": 1, "duration": 7200}, limits={"max_rounds": 2}
     )
-    assert len(run.of(VotingStarted)) == 2
+    assert len(run.of(VotingStarted)) == 1  # after round 1; none after the last
+    assert run.result.stats.rounds == 2
     assert run.result.reason == "max_rounds"
+
+
+@pytest.mark.parametrize("rounds", [1, 2, 3])
+async def test_no_vote_follows_the_last_round_so_whoever_is_voted_in_speaks(
+    tmp_path: Path, rounds: int
+) -> None:
+    """N rounds hold N-1 votes: after the last round nobody is judged, no window opens for the
+    people and nobody "takes the floor" without ever speaking."""
+    script = {"observer": [{"vote": "replace", "reason": "time for a change"}]}
+    run = await run_debate(
+        tmp_path, script=script, options={"rounds": rounds, "exchanges_per_round": 1, "humans": "vote"}
+    )
+    assert run.result.reason == "max_rounds"
+    assert len(run.of(VotingStarted)) == rounds - 1
+    assert len(run.of(HumanVoteOpened)) == rounds - 1
+    last_turn = max(e.seq for e in run.of(TurnStarted) if e.role != "moderator")
+    assert not [e for e in [*run.of(VotingStarted), *run.of(HumanVoteOpened)] if e.seq > last_turn]
+    proposition_speakers = {t.speaker.id for t in run.turns("proposition")}
+    switches = run.of(SpeakerSwitched)
+    assert len(switches) == rounds - 1
+    assert all(s.new.id in proposition_speakers for s in switches)  # every new speaker spoke
+    assert run.result.stats.rounds == rounds
 
 
 async def test_asking_for_more_rounds_than_the_cap_is_refused(tmp_path: Path) -> None:

@@ -138,7 +138,7 @@ async def test_a_restart_during_a_vote_keeps_the_votes_from_before_and_counts_th
         f"persona:{p}:observer": [{"vote": v, "reason": "r"}]
         for p, v in {"basil": "keep", "celeste": "keep", "dario": "replace", "esme": "replace"}.items()
     }
-    spec = DebateSpec("arena", TOPIC, {**OPTIONS, "rounds": 1, "humans": "tiebreak", "human_window": 60})
+    spec = DebateSpec("arena", TOPIC, {**OPTIONS, "rounds": 2, "humans": "tiebreak", "human_window": 60})
     config = config_for(tmp_path, script)
     reached = asyncio.Event()
 

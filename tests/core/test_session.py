@@ -38,7 +38,7 @@ async def test_every_event_is_in_the_store_before_the_sink_sees_it(tmp_path: Pat
         if not stored or stored[-1].seq != event.seq:
             missing.append(event.seq)
 
-    run = await run_debate(tmp_path, options={"rounds": 1, "exchanges_per_round": 1}, hook=check)
+    run = await run_debate(tmp_path, options={"rounds": 2, "exchanges_per_round": 1}, hook=check)
     assert len(run.sink.events) > 20
     assert missing == []
 
@@ -58,7 +58,7 @@ async def test_a_sink_that_votes_from_inside_emit_keeps_one_order(tmp_path: Path
         tmp_path,
         script=script,
         hook=vote_on_open,
-        options={"rounds": 1, "exchanges_per_round": 1, "first_speaker": "ada", "humans": "tiebreak"},
+        options={"rounds": 2, "exchanges_per_round": 1, "first_speaker": "ada", "humans": "tiebreak"},
     )
     assert [e.seq for e in run.sink.events] == list(range(1, len(run.sink.events) + 1))
     human = [v for v in run.of(VoteCast) if v.voter.human]

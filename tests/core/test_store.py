@@ -84,7 +84,7 @@ def test_storage_urls() -> None:
 
 async def test_a_whole_debate_is_stored_and_renders_as_a_transcript(tmp_path: Path) -> None:
     script = {"observer": [{"vote": "replace", "reason": "needs fresh legs"}]}
-    run = await run_debate(tmp_path, script=script, options={"rounds": 1, "exchanges_per_round": 1})
+    run = await run_debate(tmp_path, script=script, options={"rounds": 2, "exchanges_per_round": 1})
     store = await open_store(f"sqlite:///{tmp_path / 'rostra.db'}")
     try:
         rec = await store.get_debate(run.debate_id)
@@ -96,7 +96,7 @@ async def test_a_whole_debate_is_stored_and_renders_as_a_transcript(tmp_path: Pa
     assert md.startswith("# Should cities ban cars?")
     assert "## Round 1 · for the motion:" in md and "## Closing summary: 🎙️ Sol Amari" in md
     assert "(AI) → replace: needs fresh legs" in md
-    assert "**Switch:**" in md and "## Statistics" in md and "| 🪨 Vera Stone | 1 |" in md
+    assert "**Switch:**" in md and "## Statistics" in md and "| 🪨 Vera Stone | 2 |" in md
     lines = to_json_lines(events).splitlines()
     assert len(lines) == len(events)
     assert isinstance(load_event(lines[-1]), DebateCompleted)

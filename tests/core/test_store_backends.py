@@ -174,7 +174,7 @@ async def test_a_vote_cast_in_a_process_that_does_not_run_the_debate_counts(
     )
     config = make_config(tmp_path, storage={"url": url, "poll_seconds": 0.2}, model={"latency": 0.01})
     spec = DebateSpec(
-        "arena", "Tabs?", {"rounds": 1, "exchanges_per_round": 1, "humans": "vote", "human_window": 5}
+        "arena", "Tabs?", {"rounds": 2, "exchanges_per_round": 1, "humans": "vote", "human_window": 5}
     )
     sink = RecordingSink()
     opened: asyncio.Queue[HumanVoteOpened] = asyncio.Queue()

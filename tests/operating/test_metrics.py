@@ -62,7 +62,7 @@ async def test_the_metrics_endpoint_counts_what_the_debate_did(tmp_path: Path) -
 
     run = await run_debate(
         tmp_path,
-        options={"rounds": 2, "exchanges_per_round": 1, "humans": "vote"},
+        options={"rounds": 3, "exchanges_per_round": 1, "humans": "vote"},
         model={"prices": {"scripted": PRICE}},
         metrics={"port": 0},
         hook=hook,

@@ -29,7 +29,7 @@ async def traced_debate(
         rt.manager.observers.append(tracing)
         rt.models.observers.append(tracing)
         spec = DebateSpec(
-            "arena", "Should cities ban cars?", {"humans": "off", "rounds": 2, "exchanges_per_round": 1}
+            "arena", "Should cities ban cars?", {"humans": "off", "rounds": 3, "exchanges_per_round": 1}
         )
         handle = await rt.start_debate(
             spec, sink, binding=Binding(platform="discord", scope="g1", channel="c1")

@@ -37,7 +37,7 @@ async def test_a_debate_reads_as_turns_votes_switches_and_closing_figures(tmp_pa
         "moderator": ["A close debate about access and space."],
     }
     run = await run_debate(
-        tmp_path, script=script, options={"rounds": 1, "exchanges_per_round": 1, "first_speaker": "ada"}
+        tmp_path, script=script, options={"rounds": 2, "exchanges_per_round": 1, "first_speaker": "ada"}
     )
     text = render(run.sink.events)
     assert "Rostra · arena" in text and "Should cities ban cars?" in text
@@ -51,7 +51,7 @@ async def test_a_debate_reads_as_turns_votes_switches_and_closing_figures(tmp_pa
         and "takes the floor (voted off 4–0 by the observers' majority)" in text
     )
     assert "🎙️ Sol Amari  Closing summary\nA close debate about access and space." in text
-    assert "Statistics" in text and "Ended: all 1 rounds were played" in text
+    assert "Statistics" in text and "Ended: all 2 rounds were played" in text
     assert (
         text.index("Round 1 · for the motion") < text.index("🗳") < text.index("🔁") < text.index("Statistics")
     )
@@ -111,7 +111,7 @@ async def test_a_person_at_the_terminal_breaks_a_tie(tmp_path: Path) -> None:
                     "arena",
                     "Tabs or spaces?",
                     {
-                        "rounds": 1,
+                        "rounds": 2,
                         "exchanges_per_round": 1,
                         "first_speaker": "ada",
                         "humans": "tiebreak",
@@ -156,7 +156,7 @@ async def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> No
         tmp_path,
         script=script,
         topic=f"Ban cars?{ESCAPES}",
-        options={"rounds": 1, "exchanges_per_round": 1},
+        options={"rounds": 2, "exchanges_per_round": 1},
     )
     assert run.record is not None and "\x1b" not in run.record.topic  # cleaned when accepted
     console = Console(record=True, width=100, color_system=None, file=io.StringIO())

@@ -53,7 +53,9 @@ async def runtime(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterat
     script = write_script(tmp_path, given.pop("script", SCRIPT))
     sections: dict[str, Any] = {
         "model": {"script": str(script), "latency": 0},
-        "limits": {"max_rounds": 1},
+        # two arena rounds: one vote between them (none follows the last round); oxford keeps one
+        "limits": {"max_rounds": 2},
+        "formats": {"oxford": {"max_rounds": 1}},
         "discord": {"edit_interval": 0},
     }
     for name, values in given.items():

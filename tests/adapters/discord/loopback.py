@@ -165,7 +165,9 @@ async def arena(
 ) -> AsyncIterator[Arena]:
     config_sections: dict[str, Any] = {
         "model": {"script": str(write_script(tmp_path, script or SCRIPT)), "latency": 0},
-        "limits": {"max_rounds": 1},
+        # two arena rounds: one vote between them (none follows the last round); oxford keeps one
+        "limits": {"max_rounds": 2},
+        "formats": {"oxford": {"max_rounds": 1}},
         "discord": {"edit_interval": 1.0},
     }
     for name, values in sections.items():

@@ -52,21 +52,22 @@ async def test_start_defers_opens_a_thread_and_runs_the_debate_there(world: Worl
     assert cast.name == "Cast" and "🪨 **Vera Stone** — argues against" in (cast.value or "")
     assert how.name == "How to vote"
     assert how.value == (
-        "After each exchange the observers vote on the speaker (✅ keep or ❌ replace), live on a vote"
-        " card. If they tie, **you decide**: react ✅ keep or ❌ replace on the vote card within 30 s."
+        "After each exchange but the last the observers vote on the speaker (✅ keep or ❌ replace), live"
+        " on a vote card. If they tie, **you decide**: react ✅ keep or ❌ replace on the vote card"
+        " within 30 s."
     )
 
     events = await world.events()
     turns = [e for e in events if isinstance(e, TurnCompleted)]
-    assert [e.role for e in turns] == ["proposition", "opposition", "moderator"]
+    # two rounds with the vote between them; none follows the last round
+    assert [e.role for e in turns] == ["proposition", "opposition"] * 2 + ["moderator"]
     # personas speak through one webhook, under their own names, into the thread
     spoken = [m for m in world.channel.history() if m.webhook_id is not None]
     assert [m.author.name for m in spoken] == [t.speaker.name for t in turns]
     assert [m.content.splitlines()[-1] for m in spoken] == [
         SCRIPT["proposition"][0],
         SCRIPT["opposition"][0],
-        SCRIPT["moderator"][0],
-    ]
+    ] * 2 + [SCRIPT["moderator"][0]]
     assert len({m.webhook_id for m in spoken}) == 1
     requests = world.persona_requests()
     assert requests and all(r.params.get("thread_id") == thread.id for r in requests)
@@ -83,7 +84,7 @@ async def test_start_defers_opens_a_thread_and_runs_the_debate_there(world: Worl
 
     order = _labels(world, thread.id)
     names = [f"persona:{t.speaker.name}" for t in turns]
-    assert order == ["🎙️", names[0], names[1], "🗳️", names[2], "🏁"]
+    assert order == ["🎙️", names[0], names[1], "🗳️", *names[2:], "🏁"]
 
 
 async def test_where_everything_was_posted_is_stored(world: World) -> None:
@@ -102,7 +103,7 @@ async def test_where_everything_was_posted_is_stored(world: World) -> None:
     assert values["discord.persona_mode"] == "webhook"
     assert values["discord.slot.vote:v1"] == str(card(thread, "🗳️").id)
     spoken = [m for m in world.channel.history() if m.webhook_id is not None]
-    assert [values[f"discord.slot.turn:t{i}"] for i in (1, 2, 3)] == [f"{m.id}@{hook}" for m in spoken]
+    assert [values[f"discord.slot.turn:t{i}"] for i in range(1, 6)] == [f"{m.id}@{hook}" for m in spoken]
     assert values["discord.slot.opening"] == str(cards_of(thread)[0].id)
     events = await world.events()
     assert values["discord.delivered"] == str(events[-1].seq)
@@ -138,7 +139,7 @@ async def test_model_text_never_pings_anyone(world: World) -> None:
 async def test_without_streaming_each_turn_is_posted_once_whole(world: World) -> None:
     await world.start()
 
-    assert len(world.persona_requests()) == 3
+    assert len(world.persona_requests()) == 5  # four turns and the summary
     assert world.persona_requests("PATCH") == []
     assert all("▌" not in r.json["content"] for r in world.persona_requests())
 
@@ -154,7 +155,7 @@ async def test_streaming_edits_are_throttled(world: World) -> None:
     # held back by the throttle, only its final text: one edit per turn, whatever the deltas
     # (at least two a turn: its first words, then the rest, each of which could have been an edit)
     assert deltas >= len(posts) * 2
-    assert len(posts) == len(edits) == 3
+    assert len(posts) == len(edits) == 5
     assert all(r.json["content"].endswith(" ▌") for r in posts)
     assert not any(r.json["content"].endswith(" ▌") for r in edits)
 

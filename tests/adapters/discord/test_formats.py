@@ -76,8 +76,9 @@ async def test_arena_turns_vote_card_tie_switch_notice_and_closing(world: World)
     opening = cards(thread)[0]
     assert opening.fields[1].name == "How to vote"
     assert opening.fields[1].value == (
-        "After each exchange the observers vote on the speaker (✅ keep or ❌ replace), live on a vote"
-        " card. If they tie, **you decide**: react ✅ keep or ❌ replace on the vote card within 30 s."
+        "After each exchange but the last the observers vote on the speaker (✅ keep or ❌ replace), live"
+        " on a vote card. If they tie, **you decide**: react ✅ keep or ❌ replace on the vote card"
+        " within 30 s."
     )
     ballot = card(thread, "🗳️")
     live = _body(ballot)
@@ -120,8 +121,11 @@ async def test_arena_turns_vote_card_tie_switch_notice_and_closing(world: World)
         "⚠️",
         "🔁",
         f"{turns[2].speaker.name}:",
+        f"{turns[3].speaker.name}:",
+        f"{turns[4].speaker.name}:",
         f"🏁 Debate over: {TOPIC}",
     ]
+    assert turns[2].speaker.id == switch.new.id  # who was voted in speaks; no vote follows round 2
     assert [_turn_text(m) for m in messages if m.webhook_id] == [t.text for t in turns]
     assert messages[1].content == f"-# Round 1 · for the motion\n{SCRIPT['proposition'][0]}"
     assert messages[4].content == f"⚠️ {notice.message}"
@@ -151,11 +155,11 @@ async def test_arena_turns_vote_card_tie_switch_notice_and_closing(world: World)
     ]
     assert any(e.startswith("⏱ 0:00 elapsed · 5:00 left · paused for a vote\n") for e in opening_edits)
     assert len(ticks) >= 2
-    assert (messages[0].embeds[0].footer.text or "").startswith("Ended: all 1 rounds were played")
+    assert (messages[0].embeds[0].footer.text or "").startswith("Ended: all 2 rounds were played")
 
     closing = messages[-1].embeds[0]
     figures = closing.fields[1].value or ""
-    assert figures.startswith("1 round · 3 turns · ")
+    assert figures.startswith("2 rounds · 5 turns · ")
     assert "· 4 AI votes · 1 human vote · 1 switch (1 by the people)\n" in figures  # a tie the people broke
     _posted_once(world, events)
 

@@ -33,7 +33,7 @@ BASIL = PersonaRef(id="basil", name="Basil Thorne", emoji="🦉")
 
 async def _debate_events(tmp_path: Path) -> list[Event]:
     script = write_script(tmp_path, SCRIPT)
-    config = make_config(tmp_path, model={"script": str(script), "latency": 0}, limits={"max_rounds": 1})
+    config = make_config(tmp_path, model={"script": str(script), "latency": 0}, limits={"max_rounds": 2})
     sink = RecordingSink()
     async with Runtime(config, clock=FakeClock()) as rt:
         options = {"exchanges_per_round": 1, "humans": "tiebreak"}
@@ -57,7 +57,8 @@ def _last(ops: list[Op], slot: str) -> Show:
 async def test_a_whole_debate_shows_its_parts_in_order(tmp_path: Path) -> None:
     ops = _render_all(DiscordView(streaming=True), await _debate_events(tmp_path))
 
-    assert _slots_in_order(ops) == [OPENING, "turn:t1", "turn:t2", "vote:v1", "turn:t3", CLOSING]
+    turns = ["turn:t1", "turn:t2", "vote:v1", "turn:t3", "turn:t4", "turn:t5"]  # no vote after round 2
+    assert _slots_in_order(ops) == [OPENING, *turns, CLOSING]
     # no human window opened (no tie): Rostra put no reactions of its own on the vote card
     assert not any(isinstance(op, React) for op in ops)
     # streamed with a cursor, ending on the authoritative text without it
@@ -89,7 +90,7 @@ def _first(ops: list[Op], slot: str) -> Show:
 async def test_without_streaming_each_turn_is_shown_once_whole(tmp_path: Path) -> None:
     ops = _render_all(DiscordView(streaming=False), await _debate_events(tmp_path))
     turns = [op for op in ops if isinstance(op, Show) and op.slot.startswith("turn:")]
-    assert [op.slot for op in turns] == ["turn:t1", "turn:t2", "turn:t3"]
+    assert [op.slot for op in turns] == [f"turn:t{i}" for i in range(1, 6)]
     assert not any(op.live for op in turns)
 
 

@@ -43,6 +43,13 @@ SCRIPT: dict[str, Any] = {
     "moderator": ["Both sides agreed streets matter; they split on who pays for the change."],
 }
 
+# The first proposition turn takes 10 s of debate time (a held clock keeps it going while a test
+# looks at the running debate); the rest of the debate is quick.
+SLOW_FIRST_TURN: dict[str, Any] = {
+    **SCRIPT,
+    "proposition": [{"say": "Cars out, people in.", "delay": 10}, "Cars out, people in."],
+}
+
 
 def sign(body: str, *, secret: str = SIGNING_SECRET, ts: int | None = None) -> dict[str, str]:
     """What Slack sends: v0=HMAC-SHA256(secret, "v0:{timestamp}:{body}")."""
@@ -264,8 +271,13 @@ async def open_harness(
             "human_window": None,
             **(slack or {}),
         },
-        limits={"user_cooldown": 0, "max_rounds": 1, **(limits or {})},
-        formats={"arena": {"exchanges_per_round": 1, **(arena or {})}, **(formats or {})},
+        # two arena rounds: one vote between them (none follows the last round); oxford keeps one
+        limits={"user_cooldown": 0, "max_rounds": 2, **(limits or {})},
+        formats={
+            "arena": {"exchanges_per_round": 1, **(arena or {})},
+            "oxford": {"max_rounds": 1},
+            **(formats or {}),
+        },
         storage=storage or {},
     )
     secrets = Secrets(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET)

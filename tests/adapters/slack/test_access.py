@@ -5,10 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import ALICE, BOB, CAROL, CHANNEL, DAN, SCRIPT, Harness, open_harness
+from tests.adapters.slack.conftest import (
+    ALICE,
+    BOB,
+    CAROL,
+    CHANNEL,
+    DAN,
+    SLOW_FIRST_TURN,
+    Harness,
+    open_harness,
+)
 from tests.adapters.slack.fake_slack import FakeSlack
 
-SLOW_FIRST_TURN = {**SCRIPT, "proposition": [{"say": "Cars out, people in.", "delay": 10}]}
 PRIVATE = "G0PRIVATE"
 
 

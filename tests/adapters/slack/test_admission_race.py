@@ -7,10 +7,9 @@ import asyncio
 from pathlib import Path
 
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import ALICE, BOB, CAROL, DAN, ERIN, SCRIPT, open_harness
+from tests.adapters.slack.conftest import ALICE, BOB, CAROL, DAN, ERIN, SLOW_FIRST_TURN, open_harness
 from tests.adapters.slack.fake_slack import FakeSlack
 
-SLOW_FIRST_TURN = {**SCRIPT, "proposition": [{"say": "Cars out, people in.", "delay": 10}]}
 CHANNELS = ["C0ONE", "C0TWO", "C0THREE", "C0FOUR", "C0FIVE"]
 
 

@@ -14,14 +14,12 @@ from tests.adapters.slack.conftest import (
     BOB,
     CAROL,
     CHANNEL,
-    SCRIPT,
+    SLOW_FIRST_TURN,
     Harness,
     blocks_text,
     open_harness,
 )
 from tests.adapters.slack.fake_slack import FakeSlack
-
-SLOW_FIRST_TURN = {**SCRIPT, "proposition": [{"say": "Cars out, people in.", "delay": 10}]}
 
 
 async def test_the_slash_command_is_acked_before_the_first_turn_is_spoken(

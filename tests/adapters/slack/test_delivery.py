@@ -11,7 +11,7 @@ import pytest
 
 from adapters.slack.limits import BudgetedRateLimitRetryHandler
 from adapters.slack.retry import RepeatableConnectionErrorRetryHandler, RepeatableServerErrorRetryHandler
-from core.events import DebateCompleted, DebateStarted, TurnStarted
+from core.events import DebateCompleted, DebateStarted, TurnCompleted, TurnStarted
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import SCRIPT, Harness, open_harness
 from tests.adapters.slack.fake_slack import DROP, DROP_AFTER, FakeSlack
@@ -30,7 +30,8 @@ async def test_a_429_is_waited_out_and_the_message_still_arrives(
     assert first.args == retried.args
     assert 1.0 <= retried.at - first.at < 2.5
     thread = slack.thread()
-    assert [m.get("username") for m in thread].count(first.args["username"]) == 1
+    # the speaker's two turns (rounds 1 and 2), each shown once
+    assert [m.get("username") for m in thread].count(first.args["username"]) == 2
     assert thread[-1]["text"].startswith("The end")
     events = await slack.events(await slack.only_debate_id())
     assert isinstance(events[-1], DebateCompleted)
@@ -54,7 +55,7 @@ async def test_the_client_retries_only_what_is_safe_to_repeat(slack: Harness) ->
     # Slack never took the first post: the thread was read back for it, then it was posted again.
     [looked] = slack.api.calls_to("conversations.replies")
     assert looked.at < retried.at
-    assert [m.get("username") for m in slack.thread()].count(first.args["username"]) == 1
+    assert [m.get("username") for m in slack.thread()].count(first.args["username"]) == 2  # a turn a round
 
 
 async def test_a_post_that_landed_while_its_connection_dropped_shows_once(slack: Harness) -> None:
@@ -64,7 +65,9 @@ async def test_a_post_that_landed_while_its_connection_dropped_shows_once(slack:
     await slack.settle()
     persona_posts = [c for c in slack.api.calls_to("chat.postMessage") if "username" in c.args]
     speakers = [m["username"] for m in slack.thread() if m.get("username")]
-    assert len(persona_posts) == len(speakers) == len(set(speakers))  # adopted, never posted again
+    events = await slack.events(await slack.only_debate_id())
+    turns = [e for e in events if isinstance(e, TurnCompleted)]
+    assert len(persona_posts) == len(speakers) == len(turns) == 5  # adopted, never posted again
     assert len(slack.api.calls_to("conversations.replies")) == 1
     assert not any("Slack refused" in m["text"] for m in slack.thread())
     assert slack.thread()[-1]["text"].startswith("The end")

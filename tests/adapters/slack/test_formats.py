@@ -115,9 +115,9 @@ ARENA_SCRIPT: dict[str, Any] = {
 async def test_arena_in_full(tmp_path: Path, api: FakeSlack) -> None:
     clock = HeldClock(hold=HOLD)
     async with open_harness(
-        tmp_path, api, script=ARENA_SCRIPT, clock=clock, limits={"max_rounds": 2}
+        tmp_path, api, script=ARENA_SCRIPT, clock=clock, limits={"max_rounds": 3}
     ) as slack:
-        await slack.mention("debate Should cities ban cars? rounds=2 human_window=10")
+        await slack.mention("debate Should cities ban cars? rounds=3 human_window=10")
         handle = await slack.wait_running()
         await api.wait_until(lambda: handle.human_vote_open("v1") and len(api.calls_to("reactions.add")) == 2)
         card = slack.api.calls_to("reactions.add")[0].args["timestamp"]
@@ -148,7 +148,7 @@ async def test_arena_in_full(tmp_path: Path, api: FakeSlack) -> None:
     shown = blocks_text(opening)
     assert "observers vote on whether the speaker keeps the floor" in shown
     assert "If they tie, *you decide*: react on the vote card with ✅ Keep or ❌ Replace within 10 s" in shown
-    assert "🏁 Finished: all 2 rounds were played" in shown
+    assert "🏁 Finished: all 3 rounds were played" in shown
     statuses = edits_of(api, opening["ts"])
     assert any("🗳️ Voting: Observers judge" in s for s in statuses)  # PhaseChanged
     assert any("elapsed · " in s and " left" in s for s in statuses)  # ClockTick
@@ -193,9 +193,11 @@ async def test_arena_in_full(tmp_path: Path, api: FakeSlack) -> None:
     second = blocks_text(second_card)
     assert f"Result: {switch.new.name} keeps the floor" in second
     assert "_no vote_" in second  # the observer whose vote was dropped
-    one(thread, lambda m: m["text"].startswith("🏁 *Closing*: all 2 rounds were played"))
+    one(thread, lambda m: m["text"].startswith("🏁 *Closing*: all 3 rounds were played"))
     end = thread[-1]
-    assert end["text"] == "The end: all 2 rounds were played"
+    assert end["text"] == "The end: all 3 rounds were played"
+    # two votes, after rounds 1 and 2: none follows the last round
+    assert len([m for m in thread if m["text"].startswith("Vote: ")]) == 2
     assert "Statistics" in blocks_text(end)
     assert "3 human votes" in blocks_text(end)
     order = [thread.index(m) for m in (first_card, switched, second_card, end)]

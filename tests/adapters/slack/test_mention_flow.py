@@ -41,19 +41,22 @@ async def test_a_signed_mention_runs_a_debate_in_the_thread(slack: Harness) -> N
     for member in started.cast:
         assert member.persona.name in shown
     assert "If they tie, *you decide*: react on the vote card with ✅ Keep or ❌ Replace within 30 s" in shown
-    assert "🏁 Finished: all 1 rounds were played" in shown
+    assert "🏁 Finished: all 2 rounds were played" in shown
 
     thread = slack.thread()
     assert all(m["thread_ts"] == opening["ts"] for m in thread)
-    assert [m.get("username") for m in thread] == [speaker.name, "Vera Stone", None, None, "Sol Amari", None]
-    vote_card, closing_note, end_card = thread[2], thread[3], thread[5]
+    # two rounds with the vote between them: none follows the last round
+    assert [m.get("username") for m in thread] == [
+        speaker.name, "Vera Stone", None, speaker.name, "Vera Stone", None, "Sol Amari", None
+    ]  # fmt: skip
+    vote_card, closing_note, end_card = thread[2], thread[5], thread[7]
     assert vote_card["text"] == f"Vote: Should {speaker.name} keep the floor?"
     assert closing_note["text"].startswith("🏁 *Closing*")
     assert end_card["text"].startswith("The end")
 
     headings = {e.turn_id: e.heading for e in events if isinstance(e, TurnStarted)}
     turns = [e for e in events if isinstance(e, TurnCompleted)]
-    for message, turn in zip([thread[0], thread[1], thread[4]], turns, strict=True):
+    for message, turn in zip([thread[0], thread[1], thread[3], thread[4], thread[6]], turns, strict=True):
         persona = slack.rt.personas[turn.speaker.id]
         assert message["icon_url"] == persona.avatar_url
         assert message["text"] == f"_{headings[turn.turn_id]}_\n{turn.text}"  # as stored, once streamed
@@ -89,7 +92,8 @@ async def test_a_signed_mention_runs_a_debate_in_the_thread(slack: Harness) -> N
     assert stored["thread_ts"] == opening["ts"]
     assert stored["ts:vote:v1"] == vote_card["ts"]
     assert stored["ts:turn:t1"] == thread[0]["ts"]
-    assert stored["ts:turn:t3"] == thread[4]["ts"]
+    assert stored["ts:turn:t3"] == thread[3]["ts"]  # round 2 opens after the vote card
+    assert stored["ts:turn:t5"] == thread[6]["ts"]
 
 
 @pytest.mark.parametrize("problem", ["bad_signature", "stale_timestamp", "no_signature"])
@@ -120,7 +124,8 @@ async def test_without_streaming_whole_turns_arrive_split_at_sentences(
         await slack.settle()
         thread = slack.thread()
         speaker = thread[0]["username"]
-        parts = [m for m in thread if m.get("username") == speaker]
+        vote_at = next(i for i, m in enumerate(thread) if m["text"].startswith("Vote: "))
+        parts = [m for m in thread[:vote_at] if m.get("username") == speaker]  # the first turn
         assert len(parts) >= 3
         assert all(len(m["text"]) <= 240 for m in parts)
         assert all(m["text"].endswith(".") for m in parts)

@@ -27,10 +27,15 @@ from bot.config import Secrets
 from bot.runtime import Runtime
 from core.events import DebateCompleted
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import SIGNING_SECRET, Harness, mention_event, open_harness
+from tests.adapters.slack.conftest import (
+    SIGNING_SECRET,
+    SLOW_FIRST_TURN,
+    Harness,
+    mention_event,
+    open_harness,
+)
 from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.fake_views import CLIENT_ID, CLIENT_SECRET
-from tests.adapters.slack.test_commands_flow import SLOW_FIRST_TURN
 from tests.helpers import make_config, write_script
 
 SECOND = "T0002"

@@ -21,10 +21,9 @@ from bot.runtime import Runtime
 from bot.slack_main import oauth_stores
 from core.events import DebateCompleted
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import SIGNING_SECRET, Harness
+from tests.adapters.slack.conftest import SIGNING_SECRET, SLOW_FIRST_TURN, Harness
 from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.fake_views import CLIENT_ID, CLIENT_SECRET
-from tests.adapters.slack.test_commands_flow import SLOW_FIRST_TURN
 from tests.adapters.slack.test_oauth import (
     CHANNEL2,
     COOKIE,

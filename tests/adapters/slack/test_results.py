@@ -8,9 +8,8 @@ from typing import Any
 
 from adapters.slack.home import thread_link
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import CHANNEL, Harness, blocks_text, open_harness
+from tests.adapters.slack.conftest import CHANNEL, SLOW_FIRST_TURN, Harness, blocks_text, open_harness
 from tests.adapters.slack.fake_slack import FakeSlack
-from tests.adapters.slack.test_commands_flow import SLOW_FIRST_TURN
 
 POSTING = {"post_results": True}
 

@@ -171,7 +171,7 @@ async def test_a_restart_mid_turn_replaces_the_partial_message(tmp_path: Path, a
     speaker = first.speaker
     [posted] = [m for m in api.posted if m["ts"] == partial["ts"]]
     assert posted["username"] == speaker.name  # as posted; Slack drops the name on an edit
-    mine = [m for m in thread if "for the motion" in m["text"]]
+    mine = [m for m in thread if "Round 1 · for the motion" in m["text"]]
     assert [m["ts"] for m in mine] == [partial["ts"]]  # the same message, completed in place
     assert mine[0]["text"] == f"_Round 1 · for the motion_\n{LONG_TURN}"
     assert any("tries again" in v for v in edits_of(api, partial["ts"]))
@@ -217,7 +217,7 @@ async def test_what_the_thread_never_got_before_the_restart_is_delivered_once(
     closed = next(e for e in events if isinstance(e, VotingClosed))
     assert closed.human_tally == {"keep": 1, "replace": 0}
     assert thread[-1]["text"].startswith("The end")
-    assert names.count("Vera Stone") == 1
+    assert names.count("Vera Stone") == 2  # her turns in rounds 1 and 2, each shown once
     assert_nothing_posted_twice(api)
 
 
