@@ -30,11 +30,24 @@ async def test_a_debate_ends_cleanly_once_it_has_cost_its_budget(tmp_path: Path)
         tmp_path,
         options={"rounds": 5, "exchanges_per_round": 1},
         model={"prices": {"scripted": PRICE}},
+        limits={"max_cost_per_debate": 3.0, "max_rounds": 5},
+    )
+    assert run.result.reason == "budget"
+    assert run.result.detail == "the cost budget of $3.00 was spent"
+    assert run.turns()  # a call costs about a dollar at its worst: a few fit, then none is made
+    assert run.result.stats.tokens.cost_usd <= 3.0
+
+
+async def test_a_cost_budget_no_call_can_fit_in_makes_no_call(tmp_path: Path) -> None:
+    run = await run_debate(
+        tmp_path,
+        options={"rounds": 5, "exchanges_per_round": 1},
+        model={"prices": {"scripted": PRICE}},
         limits={"max_cost_per_debate": 0.01, "max_rounds": 5},
     )
     assert run.result.reason == "budget"
     assert run.result.detail == "the cost budget of $0.0100 was spent"
-    assert len(run.turns()) == 1  # the first call spent it; no further call was made
+    assert run.turns() == [] and run.result.stats.tokens.cost_usd == 0
 
 
 async def test_the_daily_budget_per_server_refuses_the_next_debate_there_only(tmp_path: Path) -> None:
