@@ -220,19 +220,19 @@ class DebateBudget:
         rate_in = max(price.input, price.cache_write, price.cache_read)
         return math.ceil(tokens_in * rate_in + tokens_out * price.output)
 
-    def _closing_plan(self, system: str) -> CallPlan:
+    def closing_plan(self, system: str) -> CallPlan:
         """A closing call: its kind's output and the largest context a prompt holds."""
         c = self.settings.context
         context_chars = c.recent_turns * c.max_turn_chars + c.digest_lines * c.digest_line_chars
         return CallPlan("summary", system, "x" * (context_chars + 2000))
 
     def closing_worst_case(self, system: str = "") -> int:
-        return self.worst_case(self._closing_plan(system))
+        return self.worst_case(self.closing_plan(system))
 
     def set_aside_for_closing(self, system: str = "", price: ModelPrice | None = None) -> None:
         """Hold back the closing call's worst case, in each ledger where it fits in a fair share of
         the ceiling (elsewhere the closing call may be refused: the debate then ends unsummarised)."""
-        plan = self._closing_plan(system)
+        plan = self.closing_plan(system)
         needs = ((self.tokens, self.worst_case(plan)), (self.money, self.worst_cost(plan, price)))
         for ledger, need in needs:
             ledger.hold_back(need if need <= ledger.ceiling * CLOSING_SHARE else 0)
