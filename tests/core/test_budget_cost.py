@@ -9,19 +9,24 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import Config, Secrets
+from bot.runtime import Runtime
 from core.budget import MICRO, BudgetExhausted, CallPlan, DebateBudget, estimate_tokens
 from core.clock import FakeClock
-from core.events import DebateCompleted, TurnStarted, VoteCast, VotingClosed, VotingStarted
+from core.events import DebateCompleted, TurnCompleted, TurnStarted, VoteCast, VotingClosed, VotingStarted
 from core.llm.registry import ModelRegistry
 from core.models import TokenUsage
 from core.settings import ModelPrice
+from core.spec import DebateSpec
 from tests.core.runs import Run, run_debate
 from tests.core.test_budget import FORMATS
-from tests.helpers import make_config
+from tests.helpers import RecordingSink, make_config
 
 # Sonnet-like list prices for the scripted model: a long turn costs about $0.004, its worst case
 # (600 tokens out, the prompt at the cache-write rate) about $0.009.
 PRICE = {"input": 2.0, "output": 10.0, "cache_write": 2.5, "cache_read": 0.2}
+
+RESUMED_BUDGET = 0.05
 
 SIZES: dict[str, tuple[float, float, float]] = {
     "arena": (0.01, 0.03, 0.08),
@@ -165,3 +170,34 @@ def test_the_cost_ledger_refuses_a_batch_it_cannot_cover_but_not_the_closing_cal
     closing = budget.reserve([budget.closing_plan(system)], [SONNET], what="the summary", closing=True)
     closing[0].settle(TokenUsage(output_tokens=900, cost_usd=900 * 10.0 / MICRO))
     assert budget.money.spent == 9000
+
+
+async def test_a_resumed_debate_does_not_pay_twice_for_what_it_replays(tmp_path: Path) -> None:
+    from tests.core.test_resume import OPTIONS, TOPIC, events_of, figures, resume, run_until, spoken
+
+    spec = DebateSpec("arena", TOPIC, {**OPTIONS, "rounds": 6})
+
+    def config(where: Path) -> Config:
+        where.mkdir()
+        return make_config(
+            where,
+            model={"latency": 0.5, "prices": {"scripted": PRICE}},
+            limits={"max_cost_per_debate": RESUMED_BUDGET, "max_tokens_per_debate": 0},
+        )
+
+    whole_config = config(tmp_path / "whole")
+    async with Runtime(whole_config, clock=FakeClock(), secrets=Secrets()) as rt:
+        handle = await rt.start_debate(spec, RecordingSink(), seed=4)
+        assert (await handle.wait()).reason == "budget"
+        whole = await rt.store.events(handle.debate_id)
+
+    cut_config = config(tmp_path / "cut")
+    fifth_turn_done = lambda e: isinstance(e, TurnCompleted) and e.turn_id == "t5"  # noqa: E731
+    debate_id = await run_until(cut_config, spec, fifth_turn_done)
+    [_], [result] = await resume(cut_config, RecordingSink())
+    after, _ = await events_of(cut_config, debate_id)
+    # the calls replayed from the log count once: the budget runs out at the same point
+    assert result.reason == "budget" and result.detail == "the cost budget of $0.0500 was spent"
+    assert spoken(after) == spoken(whole) and len(spoken(after)) > 5
+    assert figures(after) == figures(whole)
+    assert result.stats.tokens.cost_usd <= RESUMED_BUDGET
