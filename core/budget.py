@@ -183,9 +183,11 @@ class DebateBudget:
         self.settings = settings
         limits = settings.limits
         self.tokens = Ledger(limits.max_tokens_per_debate)
-        # the ceiling is rounded down, so what is spent stays within the configured dollars
+        # rounded down, so what is spent stays within the configured dollars (and at least one
+        # millionth, so that a budget set below that is still a ceiling, not "none")
+        dollars = limits.max_cost_per_debate
         self.money = Ledger(
-            math.floor(limits.max_cost_per_debate * MICRO),
+            max(1, math.floor(dollars * MICRO)) if dollars > 0 else 0,
             unit="USD",
             name="cost",
             show=lambda amount: format_cost(amount / MICRO),

@@ -201,3 +201,10 @@ async def test_a_resumed_debate_does_not_pay_twice_for_what_it_replays(tmp_path:
     assert spoken(after) == spoken(whole) and len(spoken(after)) > 5
     assert figures(after) == figures(whole)
     assert result.stats.tokens.cost_usd <= RESUMED_BUDGET
+
+
+def test_a_cost_budget_below_a_millionth_of_a_dollar_is_still_a_ceiling(tmp_path: Path) -> None:
+    budget, _ = _budget_and_models(tmp_path, 1e-9)
+    assert budget.money.limited and budget.money.ceiling == 1
+    with pytest.raises(BudgetExhausted):
+        budget.reserve([CallPlan("vote", "", "Vote.")], [HAIKU], what="a vote")
