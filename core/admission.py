@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from core.clock import Clock
-from core.errors import AdmissionError
+from core.errors import TOO_MANY_DEBATES, AdmissionError
 from core.manager import DebateManager
 from core.settings import LimitsSettings
 
@@ -104,7 +104,7 @@ class Admission:
                 f" {self._limits.max_debates_per_scope}); try again when one ends."
             )
         if len(running) + len(self._pending) >= self._limits.max_concurrent_debates:
-            raise AdmissionError("Too many debates are running right now; try again when one ends.")
+            raise AdmissionError(TOO_MANY_DEBATES)
         self._manager.spending.check(platform=platform, scope=scope)  # daily budgets in money (core.spending)
         last = self._last_start.get((platform, user))
         if last is not None:

@@ -1,14 +1,16 @@
-"""A debate's spending ceiling, enforced before each model call, never after.
+"""A debate's spending ceilings, enforced before each model call, never after.
 
 `Ledger` is unit-free: a ceiling, what was spent, what is reserved by calls in flight, and a part
 held back for the closing call. A call reserves its worst case first (`reserve`, all-or-nothing
 for several at once with `reserve_all`) and settles with what it really used. A call the ceiling
-cannot cover is never made: `BudgetExhausted` is raised instead, before anything is shown. The same
-ledger can hold another unit (a money ceiling in cents) beside the token one.
+cannot cover is never made: `BudgetExhausted` is raised instead, before anything is shown.
 
-`TokenBudget` is the token ledger of one debate: it prices a call at its worst case (the maximum
-tokens out for its kind plus an estimate of the prompt, rounded up) and hands out `MeteredAgent`s,
-agents that can make exactly one call (retried on failure) within their reservation.
+`DebateBudget` holds the two ledgers of one debate, tokens (`limits.max_tokens_per_debate`) and
+money in millionths of a dollar (`limits.max_cost_per_debate`). It prices a call at its worst case
+in both (the maximum tokens out for its kind plus an estimate of the prompt, rounded up; in money
+the prompt at the dearest input rate of the call's model, cache writes included, and the output at
+its output rate), reserves in both or in neither, and hands out `MeteredAgent`s, agents that can
+make exactly one call (retried on failure) within their reservation.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from typing import TYPE_CHECKING, TypeVar
 from pydantic import BaseModel
 
 from core.errors import DebateError, ModelCallError
+from core.models import TokenUsage
+from core.pricing import format_cost
 
 if TYPE_CHECKING:
     from core.llm.agents import Decision as DecisionT
     from core.llm.agents import DeltaCallback, PersonaAgent, SpokenTurn
-    from core.settings import CoreSettings
+    from core.settings import CoreSettings, ModelPrice
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -35,10 +39,16 @@ CALL_OVERHEAD = 64
 """Tokens a call costs beyond its text (message framing, a structured reply's schema note)."""
 CLOSING_SHARE = 0.5
 """The closing call gets a reserve only when its worst case fits in this share of the ceiling."""
+MICRO = 1_000_000
+"""The money ledger counts millionths of a US dollar (a price per million tokens times tokens)."""
 
 
 class BudgetExhausted(DebateError):
-    """A model call the budget cannot cover; it was not made."""
+    """A model call the budget cannot cover; it was not made. `budget` names which: token or cost."""
+
+    def __init__(self, message: str, *, budget: str = "token") -> None:
+        super().__init__(message)
+        self.budget = budget
 
 
 @dataclass(eq=False)
@@ -61,11 +71,23 @@ class Reservation:
 
 
 class Ledger:
-    """A ceiling (0: none), what is spent, what calls in flight hold, and a reserve held back."""
+    """A ceiling (0: none), what is spent, what calls in flight hold, and a reserve held back.
 
-    def __init__(self, ceiling: int, *, unit: str = "tokens") -> None:
+    `name` says which budget it is in messages ("token", "cost"); `show` writes an amount of its unit.
+    """
+
+    def __init__(
+        self,
+        ceiling: int,
+        *,
+        unit: str = "tokens",
+        name: str = "token",
+        show: Callable[[int], str] | None = None,
+    ) -> None:
         self.ceiling = ceiling
         self.unit = unit
+        self.name = name
+        self.show: Callable[[int], str] = show or (lambda amount: f"{amount:,} {unit}")
         self.spent = 0
         self.reserved = 0
         self.held_back = 0
@@ -92,16 +114,21 @@ class Ledger:
     def reserve(self, amount: int, *, what: str, closing: bool = False) -> Reservation:
         return self.reserve_all([amount], what=what, closing=closing)[0]
 
-    def reserve_all(self, amounts: Sequence[int], *, what: str, closing: bool = False) -> list[Reservation]:
-        """Reserve for several calls at once, or for none (raises BudgetExhausted)."""
+    def check(self, amounts: Sequence[int], *, what: str, closing: bool = False) -> None:
+        """Raise BudgetExhausted unless the calls' worst cases all fit together."""
         total = sum(amounts)
         if not self.covers(total, closing=closing):
             left = max(0, self.available(closing=closing) or 0)
             raise BudgetExhausted(
-                f"the budget of {self.ceiling:,} {self.unit} cannot cover {what}"
-                f" (up to {total:,} {self.unit}; {left:,} left)"
+                f"the {self.name} budget of {self.show(self.ceiling)} cannot cover {what}"
+                f" (up to {self.show(total)}; {self.show(left)} left)",
+                budget=self.name,
             )
-        self.reserved += total
+
+    def reserve_all(self, amounts: Sequence[int], *, what: str, closing: bool = False) -> list[Reservation]:
+        """Reserve for several calls at once, or for none (raises BudgetExhausted)."""
+        self.check(amounts, what=what, closing=closing)
+        self.reserved += sum(amounts)
         return [Reservation(amount, self) for amount in amounts]
 
     def force(self, amount: int) -> Reservation:
@@ -129,48 +156,152 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-class TokenBudget:
-    """The token ceiling of one debate (`limits.max_tokens_per_debate`)."""
+def micro_dollars(usd: float) -> int:
+    """A cost for the money ledger, rounded up (what is settled is never less than what was spent)."""
+    return math.ceil(usd * MICRO) if usd > 0 else 0
+
+
+@dataclass(eq=False)
+class CallReservation:
+    """One call's reservations, in tokens and in money, settled together with the call's usage."""
+
+    tokens: Reservation
+    money: Reservation
+
+    def settle(self, usage: TokenUsage) -> None:
+        self.tokens.settle(usage.total)
+        self.money.settle(micro_dollars(usage.cost_usd))
+
+    def release(self) -> None:
+        self.settle(TokenUsage())
+
+
+class DebateBudget:
+    """The ceilings of one debate: tokens and money, one ledger each; a call reserves in both."""
 
     def __init__(self, settings: CoreSettings, *, replaying: Callable[[], bool] | None = None) -> None:
         self.settings = settings
-        self.ledger = Ledger(settings.limits.max_tokens_per_debate)
+        limits = settings.limits
+        self.tokens = Ledger(limits.max_tokens_per_debate)
+        # rounded down, so what is spent stays within the configured dollars (and at least one
+        # millionth, so that a budget set below that is still a ceiling, not "none")
+        dollars = limits.max_cost_per_debate
+        self.money = Ledger(
+            max(1, math.floor(dollars * MICRO)) if dollars > 0 else 0,
+            unit="USD",
+            name="cost",
+            show=lambda amount: format_cost(amount / MICRO),
+        )
+        self.refused: Ledger | None = None
+        """The ledger that last refused a call."""
         self._replaying = replaying
 
-    def worst_case(self, plan: CallPlan) -> int:
+    @property
+    def ledgers(self) -> tuple[Ledger, Ledger]:
+        return self.tokens, self.money
+
+    def _split(self, plan: CallPlan) -> tuple[int, int]:
+        """A call's worst case as (tokens in, tokens out)."""
         out = self.settings.model.max_tokens.get(plan.kind, 600)
         prompt = estimate_tokens(plan.system) + estimate_tokens(plan.prompt) + CALL_OVERHEAD
         # each further call of a run (after a tool use) sees the prompt and what came before
-        return plan.calls * (out + prompt) + (plan.calls - 1) * out
+        return plan.calls * prompt + (plan.calls - 1) * out, plan.calls * out
 
-    def closing_worst_case(self, system: str = "") -> int:
-        """A closing call's worst case: its kind's output and the largest context a prompt holds."""
+    def worst_case(self, plan: CallPlan) -> int:
+        """Tokens the call can use at most."""
+        tokens_in, tokens_out = self._split(plan)
+        return tokens_in + tokens_out
+
+    def worst_cost(self, plan: CallPlan, price: ModelPrice | None) -> int:
+        """Millionths of a dollar the call can cost at most: every input token at the model's
+        dearest input rate (a cache write usually), every output token at its output rate.
+        A model without a price costs nothing here, as in the recorded costs."""
+        if price is None:
+            return 0
+        tokens_in, tokens_out = self._split(plan)
+        rate_in = max(price.input, price.cache_write, price.cache_read)
+        return math.ceil(tokens_in * rate_in + tokens_out * price.output)
+
+    def closing_plan(self, system: str) -> CallPlan:
+        """A closing call: its kind's output and the largest context a prompt holds."""
         c = self.settings.context
         context_chars = c.recent_turns * c.max_turn_chars + c.digest_lines * c.digest_line_chars
-        return self.worst_case(CallPlan("summary", system, "x" * (context_chars + 2000)))
+        return CallPlan("summary", system, "x" * (context_chars + 2000))
 
-    def set_aside_for_closing(self, system: str = "") -> None:
-        """Hold back the closing call's worst case when it fits in a fair share of the ceiling."""
-        need = self.closing_worst_case(system)
-        ceiling = self.ledger.ceiling
-        self.ledger.hold_back(need if need <= ceiling * CLOSING_SHARE else 0)
+    def closing_worst_case(self, system: str = "") -> int:
+        return self.worst_case(self.closing_plan(system))
+
+    def set_aside_for_closing(self, system: str = "", price: ModelPrice | None = None) -> None:
+        """Hold back the closing call's worst case, in each ledger where it fits in a fair share of
+        the ceiling (elsewhere the closing call may be refused: the debate then ends unsummarised)."""
+        plan = self.closing_plan(system)
+        needs = ((self.tokens, self.worst_case(plan)), (self.money, self.worst_cost(plan, price)))
+        for ledger, need in needs:
+            ledger.hold_back(need if need <= ledger.ceiling * CLOSING_SHARE else 0)
+
+    def _floor(self, ledger: Ledger) -> int:
+        """The least an ordinary call can cost in this ledger (its output alone, at the lowest rate)."""
+        m = self.settings.model
+        least_out = min(m.max_tokens.values(), default=1)
+        if ledger is self.tokens:
+            return least_out
+        rates = [p.output for p in m.prices.values()]
+        return math.floor(least_out * min(rates)) if rates else 0
+
+    def spent_ledger(self) -> Ledger | None:
+        """The first ledger in which no further ordinary call fits, if any."""
+        for ledger in self.ledgers:
+            left = ledger.available()
+            if left is not None and left < self._floor(ledger):
+                return ledger
+        return None
 
     def spent(self) -> bool:
-        """No further ordinary call fits (the smallest one's output alone would not)."""
-        left = self.ledger.available()
-        return left is not None and left < min(self.settings.model.max_tokens.values(), default=1)
+        """No further ordinary call fits in one of the ceilings."""
+        return self.spent_ledger() is not None
 
-    def reserve(self, plans: Sequence[CallPlan], *, what: str, closing: bool = False) -> list[Reservation]:
-        amounts = [self.worst_case(p) for p in plans]
+    def note(self) -> str:
+        """Which budget ran out, for the closing line: "the token budget of 250,000 was spent"."""
+        ledger = self.spent_ledger() or self.refused or self.tokens
+        if ledger is self.money:
+            return f"the cost budget of {format_cost(self.settings.limits.max_cost_per_debate)} was spent"
+        return f"the token budget of {self.settings.limits.max_tokens_per_debate:,} was spent"
+
+    def reserve(
+        self,
+        plans: Sequence[CallPlan],
+        prices: Sequence[ModelPrice | None],
+        *,
+        what: str,
+        closing: bool = False,
+    ) -> list[CallReservation]:
+        """Reserve the calls' worst cases in both ledgers, all of them or none (BudgetExhausted)."""
+        tokens = [self.worst_case(p) for p in plans]
+        money = [self.worst_cost(p, price) for p, price in zip(plans, prices, strict=True)]
         if self._replaying is not None and self._replaying():  # these calls were made before
-            return [self.ledger.force(a) for a in amounts]
-        return self.ledger.reserve_all(amounts, what=what, closing=closing)
+            forced = zip(tokens, money, strict=True)
+            return [CallReservation(self.tokens.force(t), self.money.force(m)) for t, m in forced]
+        for ledger, amounts in ((self.tokens, tokens), (self.money, money)):
+            try:
+                ledger.check(amounts, what=what, closing=closing)
+            except BudgetExhausted:
+                self.refused = ledger
+                raise
+        return [
+            CallReservation(t, m)
+            for t, m in zip(
+                self.tokens.reserve_all(tokens, what=what, closing=closing),
+                self.money.reserve_all(money, what=what, closing=closing),
+                strict=True,
+            )
+        ]
 
     def metered(
         self, agents: Sequence[PersonaAgent], plans: Sequence[CallPlan], *, what: str, closing: bool = False
     ) -> list[MeteredAgent]:
-        """Agents whose next call is reserved now, all of them or none (raises BudgetExhausted)."""
-        reservations = self.reserve(plans, what=what, closing=closing)
+        """Agents whose next call is reserved now, all of them or none (raises BudgetExhausted).
+        Each call is priced at its agent's model (ballots may use a cheaper one than speeches)."""
+        reservations = self.reserve(plans, [a.price for a in agents], what=what, closing=closing)
         return [
             MeteredAgent(a, r, self, p, what, closing)
             for a, r, p in zip(agents, reservations, plans, strict=True)
@@ -184,15 +315,15 @@ class MeteredAgent:
     def __init__(
         self,
         agent: PersonaAgent,
-        reservation: Reservation,
-        budget: TokenBudget,
+        reservation: CallReservation,
+        budget: DebateBudget,
         plan: CallPlan,
         what: str,
         closing: bool = False,
     ) -> None:
         self.agent = agent
         self.label = agent.label
-        self._reservation: Reservation | None = reservation
+        self._reservation: CallReservation | None = reservation
         self._budget = budget
         self._plan = plan
         self._what = what
@@ -201,10 +332,12 @@ class MeteredAgent:
     def next_call_failed_before(self) -> bool:
         return self.agent.next_call_failed_before()
 
-    def _take(self) -> Reservation:
+    def _take(self) -> CallReservation:
         reservation = self._reservation
         if reservation is None:  # raises BudgetExhausted when a further call no longer fits
-            [reservation] = self._budget.reserve([self._plan], what=self._what, closing=self._closing)
+            [reservation] = self._budget.reserve(
+                [self._plan], [self.agent.price], what=self._what, closing=self._closing
+            )
         self._reservation = None
         return reservation
 
@@ -215,7 +348,7 @@ class MeteredAgent:
         except BaseException:
             reservation.release()
             raise
-        reservation.settle(spoken.usage.total)
+        reservation.settle(spoken.usage)
         return spoken
 
     async def decide(self, prompt: str, schema: type[T]) -> DecisionT[T]:
@@ -225,7 +358,7 @@ class MeteredAgent:
         except BaseException:
             reservation.release()
             raise
-        reservation.settle(decision.usage.total)
+        reservation.settle(decision.usage)
         return decision
 
     async def consult(self, prompt: str, schema: type[T]) -> DecisionT[T] | str:

@@ -56,6 +56,10 @@ class AdmissionError(DebateError):
     """A debate start was refused by policy."""
 
 
+TOO_MANY_DEBATES = "Too many debates are running right now; try again when one ends."
+"""The refusal when `limits.max_concurrent_debates` are running (admission and the manager say it)."""
+
+
 class BallotError(DebateError):
     """A human vote was refused."""
 

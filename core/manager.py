@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from core.clock import Clock
 from core.errors import (
+    TOO_MANY_DEBATES,
     AdmissionError,
     BallotClosedError,
     BallotError,
@@ -274,7 +275,7 @@ class DebateManager:
     ) -> DebateHandle:
         prepared = self.prepare(spec)
         if len(self._sessions) >= self.settings.limits.max_concurrent_debates:
-            raise AdmissionError("Too many debates are running right now; try again when one ends.")
+            raise AdmissionError(TOO_MANY_DEBATES)
         debate_id = new_debate_id()
         seed = seed if seed is not None else random.SystemRandom().randrange(1, 2**31)
         binding = binding or Binding()

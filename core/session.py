@@ -345,7 +345,7 @@ class DebateSession:
                 outcome = await self._inner
             except BudgetExhausted as spent:  # a call the budget could not cover was not made
                 log.info("debate %s: %s", self.debate_id, spent)
-                outcome = Outcome("budget", detail=_budget_detail(self.ctx.settings))
+                outcome = Outcome("budget", detail=self.ctx.budget_note())
             except asyncio.CancelledError:
                 task = asyncio.current_task()
                 if task is not None and task.cancelling():
@@ -372,7 +372,7 @@ class DebateSession:
                 self._apply_stored(self._replay.rest())  # what follows is new, whatever happened
             if isinstance(exc, BudgetExhausted):  # raised inside a task group (parallel calls)
                 log.info("debate %s: %s", self.debate_id, exc)
-                outcome = Outcome("budget", detail=_budget_detail(self.ctx.settings))
+                outcome = Outcome("budget", detail=self.ctx.budget_note())
             elif isinstance(exc, ResumeMismatch):
                 log.warning("debate %s cannot be resumed: %s", self.debate_id, exc)
                 outcome = Outcome("failed", detail=f"could not be resumed: {exc}")
@@ -537,10 +537,6 @@ def real_error(exc: BaseException) -> BaseException:
             if isinstance(leaf, wanted):
                 return leaf
     return leaves[0] if leaves else exc
-
-
-def _budget_detail(settings: CoreSettings) -> str:
-    return f"the token budget of {settings.limits.max_tokens_per_debate:,} was spent"
 
 
 def _plain_summary(outcome: Outcome, stats: Statistics) -> str:

@@ -178,8 +178,6 @@ class Launcher:
         busy = self._busy(channel.id)
         if busy is not None:
             return busy
-        if len(self.rt.manager.running()) >= self.rt.core.limits.max_concurrent_debates:
-            return messages.TOO_MANY
         try:  # the last check: from here the start holds its slot (released if it fails)
             slot = self.rt.admission.reserve(
                 platform=PLATFORM, scope=str(guild.id), channel=str(channel.id), user=str(user.id)

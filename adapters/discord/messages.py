@@ -14,7 +14,6 @@ NO_DEBATE_HERE = "No debate is running here. Start one with `/debate start`."
 NO_DEBATE_STORED = "No debate has run here yet. Start one with `/debate start`."
 WRONG_PLACE = "Debates run in a server's text channels and threads: run `/debate start` in one of those."
 ALREADY_ENDING = "This debate is already ending; its closing card follows in the thread."
-TOO_MANY = "Too many debates are running right now; try again when one ends."
 NOT_STARTED = "No debate was started."
 
 

@@ -61,7 +61,7 @@ ENDINGS = {
     "completed": "the debate ran its course",
     "time_up": "time ran out",
     "max_rounds": "all rounds were played",
-    "budget": "the token budget was spent",
+    "budget": "its budget was spent",
     "stopped": "stopped",
     "failed": "it hit an error",
     "interrupted": "the bot shut down mid-debate",

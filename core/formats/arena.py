@@ -162,7 +162,8 @@ class Arena(DebateFormat):
         )
         await ctx.emit(PhaseChanged(phase="debating", detail=f"{active.name} opens for the motion"))
 
-        ctx.budget.set_aside_for_closing(persona_system(self.moderator, ctx.topic))
+        closing_system = persona_system(self.moderator, ctx.topic)
+        ctx.set_aside_for_closing(self.moderator, "moderator", "summary", closing_system)
         ending: tuple[CompletionReason, str] | None = None
         round_no = 1
         try:
@@ -403,8 +404,8 @@ class Arena(DebateFormat):
                 kind="summary",
                 closing=True,
             )
-        except BudgetExhausted:
-            summary = f"No summary: the token budget could not cover one. {figures}"
+        except BudgetExhausted as refused:
+            summary = f"No summary: the {refused.budget} budget could not cover one. {figures}"
             return Outcome(reason, detail, summary=summary)
         summary = turn.text if not turn.fallback else f"The moderator could not sum up. {figures}"
         return Outcome(reason, detail, summary=summary)

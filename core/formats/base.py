@@ -10,12 +10,11 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
 
-from core.budget import CallPlan, MeteredAgent, TokenBudget
+from core.budget import CallPlan, DebateBudget, MeteredAgent
 from core.clock import Clock, DebateClock
 from core.events import CompletionReason, Event
 from core.llm.registry import CallKind, DebateModels
 from core.models import Persona
-from core.pricing import format_cost
 from core.replay import Replay
 from core.settings import CoreSettings, ResearchSettings
 from core.state import DebateState
@@ -48,11 +47,11 @@ class DebateContext:
     emit: Emitter
     ballots: HumanBallots
     replay: Replay | None = None
-    budget: TokenBudget = field(init=False)
-    """The token ceiling: every model call is reserved here before it is made (see core.budget)."""
+    budget: DebateBudget = field(init=False)
+    """The token and cost ceilings: every model call is reserved here before it is made (core.budget)."""
 
     def __post_init__(self) -> None:
-        self.budget = TokenBudget(self.settings, replaying=self._replaying)
+        self.budget = DebateBudget(self.settings, replaying=self._replaying)
 
     def _replaying(self) -> bool:
         return self.replay is not None and self.replay.active
@@ -72,16 +71,17 @@ class DebateContext:
         return f"t{len(self.state.turn_ids) + 1}"
 
     def budget_spent(self) -> bool:
-        """No further ordinary model call fits in the token budget, or the money budget is spent."""
-        money = self.settings.limits.max_cost_per_debate  # US dollars (core.pricing)
-        return self.budget.spent() or (money > 0 and self.state.tokens.cost_usd >= money)
+        """No further ordinary model call fits in the token budget or in the cost budget."""
+        return self.budget.spent()
 
     def budget_note(self) -> str:
-        """Which budget ran out, for the closing line: "the token budget of 250,000 was spent"."""
-        money = self.settings.limits.max_cost_per_debate
-        if money > 0 and self.state.tokens.cost_usd >= money and not self.budget.spent():
-            return f"the cost budget of {format_cost(money)} was spent"
-        return f"the token budget of {self.settings.limits.max_tokens_per_debate:,} was spent"
+        """Which budget ran out, for the closing line: "the cost budget of $0.5000 was spent"."""
+        return self.budget.note()
+
+    def set_aside_for_closing(self, persona: Persona, role: str, kind: CallKind, system: str) -> None:
+        """Hold back the closing call's worst case (tokens, and money at the model it will use)."""
+        agent = self.models.agent(persona, role, kind, system)
+        self.budget.set_aside_for_closing(system, agent.price)
 
     def metered(
         self,

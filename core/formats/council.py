@@ -208,14 +208,14 @@ class Council(DebateFormat):
     @classmethod
     def parse_options(cls, settings: CoreSettings, given: dict[str, Any]) -> CouncilOptions:
         c = settings.formats.council
+        cap = settings.limits.max_rounds
         defaults = {
-            "rounds": c.rounds,
+            "rounds": min(c.rounds, cap),  # a configured default is capped; a request above it is refused
             "strategy": c.strategy,
             "humans": c.humans,
             "human_window": c.human_window,
         }
         options = parse_options(CouncilOptions, defaults, given)
-        cap = settings.limits.max_rounds
         if options.rounds > cap:
             raise SpecError(f"rounds must be at most {cap} (the configured cap; got {options.rounds})")
         if options.strategy == "moderator" and c.moderator is None:

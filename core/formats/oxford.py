@@ -181,7 +181,7 @@ class Oxford(DebateFormat):
             reason = "budget"
             ruling = None
         verdict_label = self._label(ruling.winner if ruling and ruling.winner else "draw")
-        summary = f"Judge: {verdict_label}." if ruling is not None else "No verdict: the budget ran out."
+        summary = f"Judge: {verdict_label}." if ruling is not None else f"No verdict: {ctx.budget_note()}."
         if audience and reason != "budget":
             after = await self._audience_vote("audience-after", "after the verdict")
             side, gain_for, gain_against = audience_winner(before, after)

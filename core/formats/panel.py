@@ -251,7 +251,7 @@ class Panel(DebateFormat):
         return [ctx.topic]
 
     async def _answer(self, question: Question) -> bool:
-        """Every round of one question, then its synthesis; False when the token budget ran out."""
+        """Every round of one question, then its synthesis; False when a budget ran out."""
         ctx = self.ctx
         q = f"Q{question.number}"
         for round_no in range(self.opts.rounds + 1):

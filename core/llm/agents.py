@@ -144,6 +144,11 @@ class PersonaAgent:
     def agent(self) -> Agent:
         return self._agent
 
+    @property
+    def price(self) -> ModelPrice | None:
+        """The price of this agent's model (None: not in the price table)."""
+        return self._price
+
     def next_call_failed_before(self) -> bool:
         """Whether the next call is one that failed before the debate was resumed."""
         recalled = self._memo.peek(self._key) if self._memo is not None else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -11,11 +12,17 @@ from typing import Any
 
 import pytest
 import yaml
+from rich.console import Console
 
+from adapters.console.render import ConsoleView
+from adapters.discord.cards import closing_card as discord_closing
+from adapters.slack.cards import closing_card as slack_closing
 from bot.runtime import Runtime
 from core.clock import FakeClock
 from core.errors import AdmissionError
+from core.events import DebateCompleted
 from core.ports import Binding
+from core.pricing import format_cost
 from core.spec import DebateSpec
 from tests.core.runs import run_debate
 from tests.helpers import REPO, RecordingSink, make_config
@@ -30,11 +37,38 @@ async def test_a_debate_ends_cleanly_once_it_has_cost_its_budget(tmp_path: Path)
         tmp_path,
         options={"rounds": 5, "exchanges_per_round": 1},
         model={"prices": {"scripted": PRICE}},
+        limits={"max_cost_per_debate": 3.0, "max_rounds": 5},
+    )
+    assert run.result.reason == "budget"
+    assert run.result.detail == "the cost budget of $3.00 was spent"
+    assert run.turns()  # a call costs about a dollar at its worst: a few fit, then none is made
+    assert run.result.stats.tokens.cost_usd <= 3.0
+    # every front end's closing card says which budget ended it, and what was spent
+    closing = run.of(DebateCompleted)[-1]
+    spent = format_cost(closing.stats.tokens.cost_usd)
+    card = discord_closing(closing, "Should cities ban cars?", summary=closing.summary, fmt="arena")
+    assert card.description.startswith("**Ended:** the cost budget of $3.00 was spent")
+    assert spent in json.dumps([f.value for f in card.fields])
+    text, blocks = slack_closing(closing, last_moderator_text="")
+    assert text == "The end: the cost budget of $3.00 was spent"
+    assert spent in json.dumps(blocks, ensure_ascii=False)
+    console = Console(record=True, width=200)
+    for piece in ConsoleView().render(closing):
+        console.print(piece.renderable)
+    shown = console.export_text()
+    assert "Ended: the cost budget of $3.00 was spent" in shown and spent in shown
+
+
+async def test_a_cost_budget_no_call_can_fit_in_makes_no_call(tmp_path: Path) -> None:
+    run = await run_debate(
+        tmp_path,
+        options={"rounds": 5, "exchanges_per_round": 1},
+        model={"prices": {"scripted": PRICE}},
         limits={"max_cost_per_debate": 0.01, "max_rounds": 5},
     )
     assert run.result.reason == "budget"
     assert run.result.detail == "the cost budget of $0.0100 was spent"
-    assert len(run.turns()) == 1  # the first call spent it; no further call was made
+    assert run.turns() == [] and run.result.stats.tokens.cost_usd == 0
 
 
 async def test_the_daily_budget_per_server_refuses_the_next_debate_there_only(tmp_path: Path) -> None:

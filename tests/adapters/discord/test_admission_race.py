@@ -17,6 +17,7 @@ import pytest
 from simcord import ChannelHandle, MemberActor
 
 from adapters.discord.launch import StartRequest
+from core.errors import TOO_MANY_DEBATES
 from tests.adapters.discord.conftest import World
 
 
@@ -119,3 +120,15 @@ async def test_simultaneous_starts_by_one_person_start_one_debate_within_the_coo
     assert all(s.content.startswith("You started a debate moments ago") for s in refused)
     assert sum(len(c.threads) for c in channels) == 1
     assert len(await world.rt.store.list_debates(50)) == 1
+
+
+@pytest.mark.rostra(limits={"max_concurrent_debates": 1, "max_debates_per_scope": 5, "user_cooldown": 0})
+async def test_starts_beyond_the_bots_cap_are_refused_in_the_cores_words(world: World) -> None:
+    channels = [world.channel, world.guild.create_text_channel("room-1")]
+
+    said = await _start_together(world, list(zip([world.alice, world.bob], channels, strict=True)))
+
+    [refused] = [s for s in said if s.ephemeral]
+    assert refused.content == TOO_MANY_DEBATES  # one wording, the core's, on every front end
+    assert sum(len(c.threads) for c in channels) == 1
+    assert world.rt.admission.pending() == 0
