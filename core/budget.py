@@ -114,9 +114,10 @@ class Ledger:
     def reserve(self, amount: int, *, what: str, closing: bool = False) -> Reservation:
         return self.reserve_all([amount], what=what, closing=closing)[0]
 
-    def check(self, amounts: Sequence[int], *, what: str, closing: bool = False) -> None:
-        """Raise BudgetExhausted unless the calls' worst cases all fit together."""
-        total = sum(amounts)
+    def check(self, amounts: Sequence[int], *, what: str, closing: bool = False, then: int = 0) -> None:
+        """Raise BudgetExhausted unless the calls' worst cases all fit together, leaving `then` for a
+        call that must follow them."""
+        total = sum(amounts) + then
         if not self.covers(total, closing=closing):
             left = max(0, self.available(closing=closing) or 0)
             raise BudgetExhausted(
@@ -274,16 +275,24 @@ class DebateBudget:
         *,
         what: str,
         closing: bool = False,
+        then: Sequence[tuple[CallPlan, ModelPrice | None]] = (),
     ) -> list[CallReservation]:
-        """Reserve the calls' worst cases in both ledgers, all of them or none (BudgetExhausted)."""
+        """Reserve the calls' worst cases in both ledgers, all of them or none (BudgetExhausted).
+
+        `then` lists the candidates for a call that must still fit once these are made (the turn of
+        whoever a vote puts on the floor): the dearest of them is checked, not held."""
         tokens = [self.worst_case(p) for p in plans]
         money = [self.worst_cost(p, price) for p, price in zip(plans, prices, strict=True)]
+        after = (
+            max((self.worst_case(p) for p, _ in then), default=0),
+            max((self.worst_cost(p, price) for p, price in then), default=0),
+        )
         if self._replaying is not None and self._replaying():  # these calls were made before
             forced = zip(tokens, money, strict=True)
             return [CallReservation(self.tokens.force(t), self.money.force(m)) for t, m in forced]
-        for ledger, amounts in ((self.tokens, tokens), (self.money, money)):
+        for ledger, amounts, later in ((self.tokens, tokens, after[0]), (self.money, money, after[1])):
             try:
-                ledger.check(amounts, what=what, closing=closing)
+                ledger.check(amounts, what=what, closing=closing, then=later)
             except BudgetExhausted:
                 self.refused = ledger
                 raise
@@ -297,11 +306,18 @@ class DebateBudget:
         ]
 
     def metered(
-        self, agents: Sequence[PersonaAgent], plans: Sequence[CallPlan], *, what: str, closing: bool = False
+        self,
+        agents: Sequence[PersonaAgent],
+        plans: Sequence[CallPlan],
+        *,
+        what: str,
+        closing: bool = False,
+        then: Sequence[tuple[CallPlan, ModelPrice | None]] = (),
     ) -> list[MeteredAgent]:
         """Agents whose next call is reserved now, all of them or none (raises BudgetExhausted).
         Each call is priced at its agent's model (ballots may use a cheaper one than speeches)."""
-        reservations = self.reserve(plans, [a.price for a in agents], what=what, closing=closing)
+        prices = [a.price for a in agents]
+        reservations = self.reserve(plans, prices, what=what, closing=closing, then=then)
         return [
             MeteredAgent(a, r, self, p, what, closing)
             for a, r, p in zip(agents, reservations, plans, strict=True)

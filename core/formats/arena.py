@@ -1,11 +1,11 @@
 """arena: a rotating proposition speaker against one opposition; observers vote speakers off.
 
-Each round is `exchanges_per_round` exchanges (proposition, then opposition), then a vote (none
-after the last round, so whoever is voted in always speaks): the clock pauses and every observer
-judges the active speaker at once. Replace wins only with a strict
+Each round is `exchanges_per_round` exchanges (proposition, then opposition), then a vote: the
+clock pauses and every observer judges the active speaker at once. Replace wins only with a strict
 majority; a tie goes to the people in the channel when they may break ties, else the speaker stays.
-The clock counts debate time only; when it runs out, the turn in progress finishes, no new vote
-starts, and the moderator sums up.
+Whoever is voted in always speaks: no vote follows the last round, and a vote is held only when the
+budget also covers the next speaker's turn. The clock counts debate time only; when it runs out,
+the turn in progress finishes, no new vote starts, and the moderator sums up.
 """
 
 from __future__ import annotations
@@ -250,9 +250,19 @@ class Arena(DebateFormat):
         prompt = prompts.arena_vote(
             recent, speaker=active.name, count=ctx.settings.formats.arena.vote_context_messages
         )
-        agents = ctx.metered_all(  # all the observers' votes reserved together, before the vote opens
+        # All the observers' votes reserved together, before the vote opens; and only if the budget
+        # also covers the turn of whoever the vote puts on the floor (else no vote: nobody would speak).
+        context = self.context.build(self._spoken()).render()
+        next_turn = prompts.arena_proposition_turn(
+            context, round_no=round_no + 1, last_opposition=self._last("opposition")
+        )
+        agents = ctx.metered_all(
             [MeteredCall(o, "observer", "vote", persona_system(o, ctx.topic), prompt) for o in observers],
-            what="the observers' votes",
+            what="the observers' votes and the next speaker's turn",
+            then=[
+                MeteredCall(p, "proposition", "turn", persona_system(p, ctx.topic), next_turn)
+                for p in self.pool
+            ],
         )
         ctx.debate_clock.pause()
         await self._tick()

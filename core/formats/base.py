@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from core.budget import CallPlan, DebateBudget, MeteredAgent
 from core.clock import Clock, DebateClock
 from core.events import CompletionReason, Event
+from core.llm.agents import PersonaAgent
 from core.llm.registry import CallKind, DebateModels
 from core.models import Persona
 from core.replay import Replay
@@ -103,15 +104,24 @@ class DebateContext:
         return metered
 
     def metered_all(
-        self, calls: Sequence[MeteredCall], *, what: str, closing: bool = False
+        self,
+        calls: Sequence[MeteredCall],
+        *,
+        what: str,
+        closing: bool = False,
+        then: Sequence[MeteredCall] = (),
     ) -> list[MeteredAgent]:
-        """Agents for calls made together (parallel votes, turns): all reserved now, or none."""
-        agents = [self.models.agent(c.persona, c.role, c.kind, c.system, research=c.research) for c in calls]
-        plans = [
-            CallPlan(c.kind, c.system, c.prompt, 1 + (c.research.max_tool_calls if c.research else 0))
-            for c in calls
-        ]
-        return self.budget.metered(agents, plans, what=what, closing=closing)
+        """Agents for calls made together (parallel votes, turns): all reserved now, or none.
+
+        `then`: candidates for a call that must still fit after these (see DebateBudget.reserve)."""
+        agents = [self._agent(c) for c in calls]
+        follows = [(_plan(c), self._agent(c).price) for c in then]
+        return self.budget.metered(
+            agents, [_plan(c) for c in calls], what=what, closing=closing, then=follows
+        )
+
+    def _agent(self, call: MeteredCall) -> PersonaAgent:
+        return self.models.agent(call.persona, call.role, call.kind, call.system, research=call.research)
 
 
 @dataclass(frozen=True)
@@ -124,6 +134,12 @@ class MeteredCall:
     system: str
     prompt: str
     research: ResearchSettings | None = None
+
+
+def _plan(call: MeteredCall) -> CallPlan:
+    return CallPlan(
+        call.kind, call.system, call.prompt, 1 + (call.research.max_tool_calls if call.research else 0)
+    )
 
 
 @dataclass(frozen=True)

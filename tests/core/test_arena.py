@@ -401,6 +401,25 @@ async def test_no_vote_follows_the_last_round_so_whoever_is_voted_in_speaks(
     assert run.result.stats.rounds == rounds
 
 
+async def test_a_budget_never_leaves_a_voted_in_speaker_without_a_turn(tmp_path: Path) -> None:
+    """A vote is held only when the budget also covers the turn of whoever it puts on the floor.
+    Votes that use their whole allowance (long reasons) leave little over: with some budgets the
+    new speaker's turn would not fit after the vote."""
+    script = {"observer": [{"vote": "replace", "reason": "time for a change " * 60}]}
+    for budget in range(4000, 9001, 50):
+        (tmp_path / str(budget)).mkdir()
+        run = await run_debate(
+            tmp_path / str(budget),
+            script=script,
+            options={"rounds": 10, "exchanges_per_round": 1, "first_speaker": "ada"},
+            limits={"max_tokens_per_debate": budget},
+        )
+        assert run.result.reason == "budget", budget
+        spoken = [(t.seq, t.speaker.id) for t in run.turns("proposition") if not t.fallback]
+        for switch in run.of(SpeakerSwitched):
+            assert any(seq > switch.seq and who == switch.new.id for seq, who in spoken), (budget, switch)
+
+
 async def test_asking_for_more_rounds_than_the_cap_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="rounds must be at most 2"):
         await run_debate(tmp_path, options={"rounds": 3}, limits={"max_rounds": 2})
