@@ -24,7 +24,7 @@ from core.events import DebateCompleted
 from core.ports import Binding
 from core.pricing import format_cost
 from core.spec import DebateSpec
-from tests.core.runs import run_debate
+from tests.core.runs import Run, run_debate
 from tests.helpers import REPO, RecordingSink, make_config
 
 # A price that makes every scripted call cost something (the rehearsal has no price by default).
@@ -32,13 +32,18 @@ PRICE = {"input": 1000.0, "output": 1000.0, "cache_write": 1000.0, "cache_read":
 TINY = 1e-9
 
 
-async def test_a_debate_ends_cleanly_once_it_has_cost_its_budget(tmp_path: Path) -> None:
-    run = await run_debate(
+async def priced_debate(tmp_path: Path, dollars: float) -> Run:
+    """Five one-exchange rounds with every call priced, under a cost budget of `dollars`."""
+    return await run_debate(
         tmp_path,
         options={"rounds": 5, "exchanges_per_round": 1},
         model={"prices": {"scripted": PRICE}},
-        limits={"max_cost_per_debate": 3.0, "max_rounds": 5},
+        limits={"max_cost_per_debate": dollars, "max_rounds": 5},
     )
+
+
+async def test_a_debate_ends_cleanly_once_it_has_cost_its_budget(tmp_path: Path) -> None:
+    run = await priced_debate(tmp_path, 3.0)
     assert run.result.reason == "budget"
     assert run.result.detail == "the cost budget of $3.00 was spent"
     assert run.turns()  # a call costs about a dollar at its worst: a few fit, then none is made
@@ -60,12 +65,7 @@ async def test_a_debate_ends_cleanly_once_it_has_cost_its_budget(tmp_path: Path)
 
 
 async def test_a_cost_budget_no_call_can_fit_in_makes_no_call(tmp_path: Path) -> None:
-    run = await run_debate(
-        tmp_path,
-        options={"rounds": 5, "exchanges_per_round": 1},
-        model={"prices": {"scripted": PRICE}},
-        limits={"max_cost_per_debate": 0.01, "max_rounds": 5},
-    )
+    run = await priced_debate(tmp_path, 0.01)
     assert run.result.reason == "budget"
     assert run.result.detail == "the cost budget of $0.0100 was spent"
     assert run.turns() == [] and run.result.stats.tokens.cost_usd == 0
