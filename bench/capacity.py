@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -233,8 +233,36 @@ def _config(db: Path, n: int) -> Config:
     )
 
 
-async def one_run(n: int, gc_mode: str, tmp: Path, store_mode: str = "sqlite") -> dict[str, Any]:
+def pace_by_reader() -> None:
+    """The scripted model's earlier pacing, for comparison (`--pacing reader`): each chunk comes
+    `latency` after the reader asks for it, so every stall of the reader (a store commit, a busy
+    loop) pushes back every later chunk. The model's own pacing is a network stream's: chunk k is
+    due `k * latency` after the call whatever the reader does."""
+    from agno.models.response import ModelResponse
+
+    from core.llm.scripted import ScriptedModel, _chunks
+
+    async def ainvoke_stream(
+        self: ScriptedModel, messages: list[Any], assistant_message: Any, **kwargs: Any
+    ) -> AsyncIterator[ModelResponse]:
+        text, delay = self._next_reply(messages, kwargs.get("response_format"))
+        if delay:
+            await self.clock.sleep(delay)
+        for piece in _chunks(text):
+            if self.latency:
+                await self.clock.sleep(self.latency)
+            yield ModelResponse(role="assistant", content=piece)
+        yield ModelResponse(response_usage=self._usage(messages, text))
+
+    ScriptedModel.ainvoke_stream = ainvoke_stream  # type: ignore[method-assign]
+
+
+async def one_run(
+    n: int, gc_mode: str, tmp: Path, store_mode: str = "sqlite", pacing: str = "stream"
+) -> dict[str, Any]:
     """N debates started together; the figures of this run."""
+    if pacing == "reader":
+        pace_by_reader()
     config = _config(tmp / "capacity.db", n)
     script = Script({"proposition": [TURN], "opposition": [TURN]})
     options = {"rounds": 2, "exchanges_per_round": 3, "humans": "off", "duration": 7200}
@@ -273,6 +301,7 @@ async def one_run(n: int, gc_mode: str, tmp: Path, store_mode: str = "sqlite") -
         "n": n,
         "gc": gc_mode,
         "store": store_mode,
+        "pacing": pacing,
         "wall": wall,
         "start_spread": started,
         "lag_p50_ms": _percentile(lags, 0.50) * 1000,
@@ -325,7 +354,7 @@ def raw_sqlite_limits(tmp: Path, rows: int = 5000) -> dict[str, float]:
 # --- the sweep -----------------------------------------------------------------------------------
 
 
-def _run_child(n: int, gc_mode: str, store_mode: str, tmp: Path) -> dict[str, Any]:
+def _run_child(n: int, gc_mode: str, store_mode: str, pacing: str, tmp: Path) -> dict[str, Any]:
     env = {**os.environ, "AGNO_TELEMETRY": "false"}
     env.pop("ANTHROPIC_API_KEY", None)
     done = subprocess.run(
@@ -338,6 +367,8 @@ def _run_child(n: int, gc_mode: str, store_mode: str, tmp: Path) -> dict[str, An
             gc_mode,
             "--store",
             store_mode,
+            "--pacing",
+            pacing,
             "--tmp",
             str(tmp),
         ],
@@ -357,7 +388,7 @@ def _each(runs: list[dict[str, Any]], pick: Callable[[dict[str, Any]], float | N
     return "–".join("n/a" if v is None else format(v, spec) for v in values)
 
 
-def sweep(sizes: list[int], runs: int, gc_mode: str, store_mode: str) -> None:
+def sweep(sizes: list[int], runs: int, gc_mode: str, store_mode: str, pacing: str) -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("CAPACITY_TMP")) as tmpdir:
         tmp = Path(tmpdir)
         raw = raw_sqlite_limits(tmp)
@@ -368,14 +399,14 @@ def sweep(sizes: list[int], runs: int, gc_mode: str, store_mode: str) -> None:
         )
         print(
             f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs;"
-            f" gc: {gc_mode}; store: {store_mode}"
+            f" gc: {gc_mode}; store: {store_mode}; pacing: {pacing}"
         )
         results: dict[int, list[dict[str, Any]]] = {}
         for n in sizes:
             for i in range(runs):
                 run_dir = tmp / f"n{n}-r{i}"
                 run_dir.mkdir()
-                results.setdefault(n, []).append(_run_child(n, gc_mode, store_mode, run_dir))
+                results.setdefault(n, []).append(_run_child(n, gc_mode, store_mode, pacing, run_dir))
                 r = results[n][-1]
                 print(f"  N={n} run {i + 1}: {json.dumps(r)}", flush=True)
         base = statistics.median(r["wall"] for r in results[sizes[0]]) if sizes[0] == 1 else None
@@ -416,23 +447,30 @@ def main(argv: list[str] | None = None) -> None:
         help="the real SQLite store, or an in-memory one (the engine's cost without I/O)",
     )
     parser.add_argument(
+        "--pacing",
+        choices=("stream", "reader"),
+        default="stream",
+        help="the scripted model's chunks paced like a network stream (its own), or by the reader"
+        " (its earlier pacing, for comparison)",
+    )
+    parser.add_argument(
         "--profile", type=Path, help="run one N in this process under cProfile; stats to this file"
     )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tmp", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
-        print(json.dumps(asyncio.run(one_run(args.child, args.gc, args.tmp, args.store))))
+        print(json.dumps(asyncio.run(one_run(args.child, args.gc, args.tmp, args.store, args.pacing))))
         return
     if args.profile is not None:
         import cProfile
 
         with tempfile.TemporaryDirectory() as tmp, cProfile.Profile() as profile:
-            result = asyncio.run(one_run((args.n or [200])[0], args.gc, Path(tmp), args.store))
+            result = asyncio.run(one_run((args.n or [200])[0], args.gc, Path(tmp), args.store, args.pacing))
         profile.dump_stats(args.profile)
         print(json.dumps(result))
         return
-    sweep(sorted(args.n or SIZES), args.runs, args.gc, args.store)
+    sweep(sorted(args.n or SIZES), args.runs, args.gc, args.store, args.pacing)
 
 
 if __name__ == "__main__":

@@ -352,11 +352,17 @@ class ScriptedModel(Model):
         self, messages: list[Message], assistant_message: Message, **kwargs: Any
     ) -> AsyncIterator[ModelResponse]:
         text, delay = self._next_reply(messages, kwargs.get("response_format"))
+        # Paced like a network stream: chunk k is due `delay + k * latency` after the call, whatever
+        # the reader does meanwhile (a real server keeps sending; the bytes wait in the socket). A
+        # reader that stalls (a store commit, a busy loop) gets the chunks that came due at once,
+        # instead of pushing every later chunk back by its stall.
+        due = self.clock.now() + delay
         if delay:
-            await self.clock.sleep(delay)
+            await self.clock.sleep(due - self.clock.now())
         for piece in _chunks(text):
             if self.latency:
-                await self.clock.sleep(self.latency)
+                due += self.latency
+                await self.clock.sleep(due - self.clock.now())
             yield ModelResponse(role="assistant", content=piece)
         yield ModelResponse(response_usage=self._usage(messages, text))
 

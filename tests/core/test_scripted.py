@@ -102,6 +102,24 @@ async def test_latency_and_delays_are_spent_on_the_injected_clock() -> None:
     assert clock.now() == pytest.approx(5 + 2)  # the delay, then two chunks of three words
 
 
+async def test_a_slow_reader_gets_the_chunks_that_came_due_meanwhile() -> None:
+    """Paced like a network stream: chunk k is due k * latency after the call, whatever the reader
+    does; a reader that stalls is not served later for every chunk after the stall."""
+    clock = FakeClock(start=0)
+    script = Script.parse({"proposition": ["a b c d e f g h i j k l"]})  # four chunks, 1 s apart
+    arrivals: list[tuple[float, str]] = []
+
+    async def stalls_on_the_first(text: str) -> None:
+        arrivals.append((clock.now(), text))
+        if len(arrivals) == 1:
+            await clock.sleep(2.5)  # e.g. a slow store write: chunks 2 and 3 come due meanwhile
+
+    model = agent("ada", "proposition", script, clock=clock, latency=1.0)
+    await model.speak("Go.", stalls_on_the_first)
+    assert [when for when, _ in arrivals] == [1.0, 3.5, 3.5, 4.0]
+    assert "".join(text for _, text in arrivals) == "a b c d e f g h i j k l"
+
+
 async def test_without_a_script_text_is_labelled_and_votes_follow_the_seed() -> None:
     text = await speak(agent("ada", "proposition", None, seed=4))
     assert text.startswith("[rehearsal]")
