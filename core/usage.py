@@ -14,6 +14,8 @@ from core.ports import DebateRecord
 def call_usages(events: Iterable[Event]) -> Iterator[tuple[datetime, TokenUsage]]:
     """Each model call's usage as its event recorded it (turns, votes, rulings, failed calls)."""
     for event in events:
+        if "usage" not in type(event).model_fields:
+            continue  # most events; asking a pydantic model for a missing attribute raises and catches
         usage = getattr(event, "usage", None)
         if isinstance(usage, TokenUsage) and (usage.total or usage.cost_usd):
             yield event.at, usage
