@@ -90,7 +90,8 @@ class TimedStore:
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._inner, name)
         if name.startswith("append") and callable(value):
-            return self._timed(value)
+            value = self._timed(value)
+            setattr(self, name, value)  # built once: the timing wrapper costs the run as little as it can
         return value
 
     def _timed(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
