@@ -6,9 +6,9 @@
     .venv/bin/python bench/capacity.py -n 200 --profile /tmp/200.prof  # one run under cProfile
     .venv/bin/python bench/capacity.py -n 1000 --store memory  # the engine alone, no store I/O
 
-Each run is its own process: N arena debates started together (2 rounds x 3 exchanges, humans off,
-every role on the scripted model streaming a ~60-word turn in ~3 s), on the real clock, into a real
-SQLite file in a temporary directory. Each run reports its wall time (first start to last close),
+Each run is its own process: N arena debates started together (2 rounds x 3 exchanges unless
+`--rounds` says otherwise, humans off, every role on the scripted model streaming a ~60-word turn in
+~3 s), on the real clock, into a real SQLite file in a temporary directory. Each run reports its wall time (first start to last close),
 event-loop lag (a sampler task asks to wake every 10 ms and records how late it woke: p50/p99),
 the store's append latency (p99, timed by wrapping the store object the manager holds), commits per
 second (SQLite's own trace of COMMIT statements on the store's connections, when it can find them),
@@ -259,14 +259,14 @@ def pace_by_reader() -> None:
 
 
 async def one_run(
-    n: int, gc_mode: str, tmp: Path, store_mode: str = "sqlite", pacing: str = "stream"
+    n: int, gc_mode: str, tmp: Path, store_mode: str = "sqlite", pacing: str = "stream", rounds: int = 2
 ) -> dict[str, Any]:
     """N debates started together; the figures of this run."""
     if pacing == "reader":
         pace_by_reader()
     config = _config(tmp / "capacity.db", n)
     script = Script({"proposition": [TURN], "opposition": [TURN]})
-    options = {"rounds": 2, "exchanges_per_round": 3, "humans": "off", "duration": 7200}
+    options = {"rounds": rounds, "exchanges_per_round": 3, "humans": "off", "duration": 7200}
     spec = DebateSpec("arena", TOPIC, options)
     sink = CountingSink()
     async with Runtime(config, secrets=Secrets(), script=script) as rt:
@@ -355,7 +355,7 @@ def raw_sqlite_limits(tmp: Path, rows: int = 5000) -> dict[str, float]:
 # --- the sweep -----------------------------------------------------------------------------------
 
 
-def _run_child(n: int, gc_mode: str, store_mode: str, pacing: str, tmp: Path) -> dict[str, Any]:
+def _run_child(n: int, gc_mode: str, store_mode: str, pacing: str, rounds: int, tmp: Path) -> dict[str, Any]:
     env = {**os.environ, "AGNO_TELEMETRY": "false"}
     env.pop("ANTHROPIC_API_KEY", None)
     done = subprocess.run(
@@ -370,6 +370,8 @@ def _run_child(n: int, gc_mode: str, store_mode: str, pacing: str, tmp: Path) ->
             store_mode,
             "--pacing",
             pacing,
+            "--rounds",
+            str(rounds),
             "--tmp",
             str(tmp),
         ],
@@ -389,7 +391,7 @@ def _each(runs: list[dict[str, Any]], pick: Callable[[dict[str, Any]], float | N
     return "–".join("n/a" if v is None else format(v, spec) for v in values)
 
 
-def sweep(sizes: list[int], runs: int, gc_mode: str, store_mode: str, pacing: str) -> None:
+def sweep(sizes: list[int], runs: int, gc_mode: str, store_mode: str, pacing: str, rounds: int) -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("CAPACITY_TMP")) as tmpdir:
         tmp = Path(tmpdir)
         raw = raw_sqlite_limits(tmp)
@@ -400,14 +402,14 @@ def sweep(sizes: list[int], runs: int, gc_mode: str, store_mode: str, pacing: st
         )
         print(
             f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs;"
-            f" gc: {gc_mode}; store: {store_mode}; pacing: {pacing}"
+            f" gc: {gc_mode}; store: {store_mode}; pacing: {pacing}; rounds: {rounds}"
         )
         results: dict[int, list[dict[str, Any]]] = {}
         for n in sizes:
             for i in range(runs):
                 run_dir = tmp / f"n{n}-r{i}"
                 run_dir.mkdir()
-                results.setdefault(n, []).append(_run_child(n, gc_mode, store_mode, pacing, run_dir))
+                results.setdefault(n, []).append(_run_child(n, gc_mode, store_mode, pacing, rounds, run_dir))
                 r = results[n][-1]
                 print(f"  N={n} run {i + 1}: {json.dumps(r)}", flush=True)
         base = statistics.median(r["wall"] for r in results[sizes[0]]) if sizes[0] == 1 else None
@@ -455,23 +457,31 @@ def main(argv: list[str] | None = None) -> None:
         " (its earlier pacing, for comparison)",
     )
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="rounds per debate (default 2, so one vote: the arena votes after every round but the last)",
+    )
+    parser.add_argument(
         "--profile", type=Path, help="run one N in this process under cProfile; stats to this file"
     )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tmp", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
-        print(json.dumps(asyncio.run(one_run(args.child, args.gc, args.tmp, args.store, args.pacing))))
+        run = one_run(args.child, args.gc, args.tmp, args.store, args.pacing, args.rounds)
+        print(json.dumps(asyncio.run(run)))
         return
     if args.profile is not None:
         import cProfile
 
         with tempfile.TemporaryDirectory() as tmp, cProfile.Profile() as profile:
-            result = asyncio.run(one_run((args.n or [200])[0], args.gc, Path(tmp), args.store, args.pacing))
+            run = one_run((args.n or [200])[0], args.gc, Path(tmp), args.store, args.pacing, args.rounds)
+            result = asyncio.run(run)
         profile.dump_stats(args.profile)
         print(json.dumps(result))
         return
-    sweep(sorted(args.n or SIZES), args.runs, args.gc, args.store, args.pacing)
+    sweep(sorted(args.n or SIZES), args.runs, args.gc, args.store, args.pacing, args.rounds)
 
 
 if __name__ == "__main__":
