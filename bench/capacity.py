@@ -8,12 +8,13 @@
 
 Each run is its own process: N arena debates started together (2 rounds x 3 exchanges unless
 `--rounds` says otherwise, humans off, every role on the scripted model streaming a ~60-word turn in
-~3 s), on the real clock, into a real SQLite file in a temporary directory. Each run reports its wall time (first start to last close),
-event-loop lag (a sampler task asks to wake every 10 ms and records how late it woke: p50/p99),
-the store's append latency (p99, timed by wrapping the store object the manager holds), commits per
-second (SQLite's own trace of COMMIT statements on the store's connections, when it can find them),
-RSS growth per debate (peak during the run over the RSS before the first start) and CPU (user+sys
-over wall; 100 % is one core busy). The sweep then prints the wall of each N against one debate.
+~3 s), on the real clock, into a real SQLite file in a temporary directory. Each run reports its
+wall time (first start to last close), event-loop lag (a sampler task asks to wake every 10 ms and
+records how late it woke: p50/p99), the store's append latency (p99, timed by wrapping the store
+object the manager holds), commits per second (SQLite's own trace of COMMIT statements on the
+store's connections, when it can find them), RSS growth per debate (peak during the run over the RSS
+before the first start) and CPU (user+sys over wall; 100 % is one core busy). The sweep then prints
+the wall of each N against one debate.
 
 Before the runs, the raw limits of the disk under the same temporary directory are measured: rows
 per second with one INSERT+COMMIT each, and batched 100 rows to a commit, into a table shaped like
