@@ -292,9 +292,15 @@ class PostgresStore:
             held,
         )
         still = {r["id"] for r in rows}
-        for lost in set(held) - still:
-            log.warning("debate %s: its lease was taken by another process", lost)
-            self._held.discard(lost)
+        gone = sorted(set(held) - still)
+        if not gone:
+            return
+        now = await conn.fetch("SELECT id, owner FROM debates WHERE id = ANY($1::text[])", gone)
+        owners = {r["id"]: r["owner"] for r in now}
+        for debate_id in gone:
+            self._held.discard(debate_id)
+            if owners.get(debate_id):  # unowned means given up by this process's own write (an end)
+                log.warning("debate %s: its lease was taken by another process", debate_id)
 
     # --- writes ----------------------------------------------------------------------------------
 

@@ -388,13 +388,15 @@ class SQLiteStore:
             f"UPDATE debates SET lease_until = ? WHERE owner = ? AND id IN ({marks})",
             (time.time() + self.settings.lease_seconds, self._owner, *held),
         )
-        rows = conn.execute(
-            f"SELECT id FROM debates WHERE owner = ? AND id IN ({marks})", (self._owner, *held)
-        ).fetchall()
-        still = {r["id"] for r in rows}
-        for lost in set(held) - still:
-            log.warning("debate %s: its lease was taken by another process", lost)
-            self._held.discard(lost)
+        rows = conn.execute(f"SELECT id, owner FROM debates WHERE id IN ({marks})", held).fetchall()
+        owners = {r["id"]: r["owner"] for r in rows}
+        for debate_id in held:
+            owner = owners.get(debate_id, "")
+            if owner == self._owner:
+                continue
+            self._held.discard(debate_id)
+            if owner:  # unowned means given up by this process's own write (an end, a release)
+                log.warning("debate %s: its lease was taken by another process", debate_id)
 
     # --- writes ----------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from bot.runtime import Runtime
 from core.clock import FakeClock
 from core.errors import LeaseLost, StoreError
 from core.events import HumanVoteOpened, Notice, PhaseChanged, TurnCompleted, VoteCast, VotingClosed
-from core.ports import Binding, Store
+from core.ports import Binding, Store, retire_owner_id
 from core.settings import StorageSettings
 from core.spec import DebateSpec
 from core.storage import open_store
@@ -236,3 +236,38 @@ async def test_postgres_faults_pause_a_debate_and_it_goes_on(tmp_path: Path, pos
     assert stored == sink.events  # every event shown is stored, once, in order
     assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
     assert any(isinstance(e, Notice) and e.code == "store_paused" for e in stored)
+
+
+async def test_a_debate_that_ends_as_its_lease_is_renewed_is_not_reported_taken(
+    opener: Opener, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Ending a debate gives its lease up in the status write; a heartbeat's renewal that runs right
+    after that write (same batch on SQLite, another pooled connection on Postgres), before the
+    store has forgotten the debate, found it unowned and warned that another process took it."""
+    store = await opener()
+    ids = [f"d{i}" for i in range(8)]
+    for debate_id in ids:
+        await store.create_debate(record(debate_id))
+    caplog.set_level("WARNING", logger="core.storage")
+    renew = store._write(store._renew)  # what the heartbeat does, queued right behind the ends
+    await asyncio.gather(*(store.set_status(d, "completed") for d in ids), renew)
+    assert [r.getMessage() for r in caplog.records if "taken by another process" in r.getMessage()] == []
+    for debate_id in ids:
+        ended = await store.get_debate(debate_id)
+        assert ended is not None and ended.status == "completed" and ended.owner == ""
+
+
+async def test_a_lease_another_process_took_is_reported_once_and_no_longer_renewed(
+    opener: Opener, caplog: pytest.LogCaptureFixture
+) -> None:
+    first, second = await opener(), await opener()
+    await first.create_debate(record("d1"))
+    retire_owner_id(first._owner)  # as if the first process had died: its lease is void at once
+    assert await second.acquire("d1")
+    caplog.set_level("WARNING", logger="core.storage")
+    await first._write(first._renew)  # the first process's heartbeat, still running
+    await first._write(first._renew)
+    taken = [r.getMessage() for r in caplog.records if "taken by another process" in r.getMessage()]
+    assert taken == ["debate d1: its lease was taken by another process"]
+    now = await second.get_debate("d1")
+    assert now is not None and now.owner == second._owner
