@@ -201,6 +201,11 @@ class DebateBudget:
     def ledgers(self) -> tuple[Ledger, Ledger]:
         return self.tokens, self.money
 
+    @property
+    def limited(self) -> bool:
+        """Whether either ceiling is set (with none, every call fits and nothing need be priced)."""
+        return self.tokens.limited or self.money.limited
+
     def _split(self, plan: CallPlan) -> tuple[int, int]:
         """A call's worst case as (tokens in, tokens out)."""
         out = self.settings.model.max_tokens.get(plan.kind, 600)

@@ -163,7 +163,7 @@ class Arena(DebateFormat):
         await ctx.emit(PhaseChanged(phase="debating", detail=f"{active.name} opens for the motion"))
 
         closing_system = persona_system(self.moderator, ctx.topic)
-        ctx.set_aside_for_closing(self.moderator, "moderator", "summary", closing_system)
+        ctx.set_aside_for_closing("moderator", "summary", closing_system)
         ending: tuple[CompletionReason, str] | None = None
         round_no = 1
         try:
@@ -211,6 +211,15 @@ class Arena(DebateFormat):
     def _spoken(self) -> list[TurnRecord]:
         return [t for t in self.ctx.state.turns if t.role in ("proposition", "opposition")]
 
+    def _next_turns(self, round_no: int) -> list[MeteredCall]:
+        """The opening turn of `round_no` for each persona a vote could put on the floor."""
+        context = self.context.build(self._spoken()).render()
+        prompt = prompts.arena_proposition_turn(
+            context, round_no=round_no, last_opposition=self._last("opposition")
+        )
+        topic = self.ctx.topic
+        return [MeteredCall(p, "proposition", "turn", persona_system(p, topic), prompt) for p in self.pool]
+
     def _last(self, role: str) -> tuple[str, str] | None:
         for turn in reversed(self._spoken()):
             if turn.role == role:
@@ -252,17 +261,10 @@ class Arena(DebateFormat):
         )
         # All the observers' votes reserved together, before the vote opens; and only if the budget
         # also covers the turn of whoever the vote puts on the floor (else no vote: nobody would speak).
-        context = self.context.build(self._spoken()).render()
-        next_turn = prompts.arena_proposition_turn(
-            context, round_no=round_no + 1, last_opposition=self._last("opposition")
-        )
         agents = ctx.metered_all(
             [MeteredCall(o, "observer", "vote", persona_system(o, ctx.topic), prompt) for o in observers],
             what="the observers' votes and the next speaker's turn",
-            then=[
-                MeteredCall(p, "proposition", "turn", persona_system(p, ctx.topic), next_turn)
-                for p in self.pool
-            ],
+            then=lambda: self._next_turns(round_no + 1),
         )
         ctx.debate_clock.pause()
         await self._tick()

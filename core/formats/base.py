@@ -13,7 +13,6 @@ from pydantic import BaseModel
 from core.budget import CallPlan, DebateBudget, MeteredAgent
 from core.clock import Clock, DebateClock
 from core.events import CompletionReason, Event
-from core.llm.agents import PersonaAgent
 from core.llm.registry import CallKind, DebateModels
 from core.models import Persona
 from core.replay import Replay
@@ -79,10 +78,9 @@ class DebateContext:
         """Which budget ran out, for the closing line: "the cost budget of $0.5000 was spent"."""
         return self.budget.note()
 
-    def set_aside_for_closing(self, persona: Persona, role: str, kind: CallKind, system: str) -> None:
+    def set_aside_for_closing(self, role: str, kind: CallKind, system: str) -> None:
         """Hold back the closing call's worst case (tokens, and money at the model it will use)."""
-        agent = self.models.agent(persona, role, kind, system)
-        self.budget.set_aside_for_closing(system, agent.price)
+        self.budget.set_aside_for_closing(system, self.models.price(role, kind))
 
     def metered(
         self,
@@ -109,19 +107,21 @@ class DebateContext:
         *,
         what: str,
         closing: bool = False,
-        then: Sequence[MeteredCall] = (),
+        then: Callable[[], Sequence[MeteredCall]] | None = None,
     ) -> list[MeteredAgent]:
         """Agents for calls made together (parallel votes, turns): all reserved now, or none.
 
-        `then`: candidates for a call that must still fit after these (see DebateBudget.reserve)."""
-        agents = [self._agent(c) for c in calls]
-        follows = [(_plan(c), self._agent(c).price) for c in then]
+        `then` gives the candidates for a call that must still fit after these (see
+        DebateBudget.reserve); it is asked only when a ceiling is set, since it costs a prompt."""
+        agents = [self.models.agent(c.persona, c.role, c.kind, c.system, research=c.research) for c in calls]
+        follows = (
+            [(_plan(c), self.models.price(c.role, c.kind)) for c in then()]
+            if then is not None and self.budget.limited
+            else []
+        )
         return self.budget.metered(
             agents, [_plan(c) for c in calls], what=what, closing=closing, then=follows
         )
-
-    def _agent(self, call: MeteredCall) -> PersonaAgent:
-        return self.models.agent(call.persona, call.role, call.kind, call.system, research=call.research)
 
 
 @dataclass(frozen=True)

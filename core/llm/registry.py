@@ -33,7 +33,7 @@ from core.llm.memo import CallMemo  # noqa: E402
 from core.llm.scripted import Script, ScriptedModel  # noqa: E402
 from core.models import Persona  # noqa: E402
 from core.observe import CallObserver  # noqa: E402
-from core.settings import ModelSettings, ResearchSettings  # noqa: E402
+from core.settings import ModelPrice, ModelSettings, ResearchSettings  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -245,6 +245,12 @@ class DebateModels:
         self.topic = topic
         self._agents: dict[tuple[str, str, CallKind], PersonaAgent] = {}
 
+    def price(self, role: str, kind: CallKind) -> ModelPrice | None:
+        """The price of the model a call of this role and kind uses (None: not in the price table);
+        the same as its agent's, without building one."""
+        settings = self._registry.settings
+        return settings.price_of(str(parse_model_string(settings.model_for(role, kind))))
+
     def agent(
         self,
         persona: Persona,
@@ -288,7 +294,7 @@ class DebateModels:
             memo=self.memo,
             key=f"{persona.id}|{role}|{kind}",
             model_name=str(choice),
-            price=settings.price_of(str(choice)),
+            price=self.price(role, kind),
             call=CallLabels(
                 debate_id=self.debate_id,
                 provider=choice.provider,
