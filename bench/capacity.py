@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.config import Config, Secrets, load_config
 from bot.runtime import Runtime
 from core.events import DebateCompleted, Event
-from core.llm.scripted import Script
+from core.llm.scripted import Script, ScriptedModel
 from core.ports import DebateRecord, DebateStatus
 from core.spec import DebateSpec
 
@@ -235,36 +235,11 @@ def _config(db: Path, n: int) -> Config:
     )
 
 
-def pace_by_reader() -> None:
-    """The scripted model's earlier pacing, for comparison (`--pacing reader`): each chunk comes
-    `latency` after the reader asks for it, so every stall of the reader (a store commit, a busy
-    loop) pushes back every later chunk. The model's own pacing is a network stream's: chunk k is
-    due `k * latency` after the call whatever the reader does."""
-    from agno.models.response import ModelResponse
-
-    from core.llm.scripted import ScriptedModel, _chunks
-
-    async def ainvoke_stream(
-        self: ScriptedModel, messages: list[Any], assistant_message: Any, **kwargs: Any
-    ) -> AsyncIterator[ModelResponse]:
-        text, delay = self._next_reply(messages, kwargs.get("response_format"))
-        if delay:
-            await self.clock.sleep(delay)
-        for piece in _chunks(text):
-            if self.latency:
-                await self.clock.sleep(self.latency)
-            yield ModelResponse(role="assistant", content=piece)
-        yield ModelResponse(response_usage=self._usage(messages, text))
-
-    ScriptedModel.ainvoke_stream = ainvoke_stream  # type: ignore[method-assign]
-
-
 async def one_run(
     n: int, gc_mode: str, tmp: Path, store_mode: str = "sqlite", pacing: str = "stream", rounds: int = 2
 ) -> dict[str, Any]:
     """N debates started together; the figures of this run."""
-    if pacing == "reader":
-        pace_by_reader()
+    ScriptedModel.paced_by_reader = pacing == "reader"
     config = _config(tmp / "capacity.db", n)
     script = Script({"proposition": [TURN], "opposition": [TURN]})
     options = {"rounds": rounds, "exchanges_per_round": 3, "humans": "off", "duration": 7200}

@@ -24,7 +24,7 @@ import re
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agno.metrics import MessageMetrics
 from agno.models.base import Model
@@ -294,6 +294,9 @@ class ScriptedModel(Model):
     script: Script | None = None
     seed: int = 0
     latency: float = 0.0
+    paced_by_reader: ClassVar[bool] = False
+    """Each chunk `latency` after the reader asks for it, so a reader's stall delays every later
+    chunk: the earlier pacing, kept for comparison (`bench/capacity.py --pacing reader`)."""
     clock: Clock = field(default_factory=RealClock)
     calls: int = 0  # calls made (a count only: keeping every prompt cost memory per debate)
 
@@ -361,7 +364,7 @@ class ScriptedModel(Model):
             await self.clock.sleep(due - self.clock.now())
         for piece in _chunks(text):
             if self.latency:
-                due += self.latency
+                due = (self.clock.now() if self.paced_by_reader else due) + self.latency
                 await self.clock.sleep(due - self.clock.now())
             yield ModelResponse(role="assistant", content=piece)
         yield ModelResponse(response_usage=self._usage(messages, text))

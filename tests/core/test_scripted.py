@@ -156,3 +156,20 @@ def test_script_files_are_checked_when_loaded(tmp_path: Path) -> None:
         Script.load(write_script(tmp_path, {"proposition": []}))
     with pytest.raises(ModelConfigError, match="text or mappings"):
         Script.load(write_script(tmp_path, {"proposition": [3]}))
+
+
+async def test_paced_by_the_reader_a_stall_delays_every_later_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The earlier pacing, which the capacity bench keeps for comparison (`--pacing reader`)."""
+    monkeypatch.setattr(ScriptedModel, "paced_by_reader", True)
+    clock = FakeClock(start=0)
+    script = Script.parse({"proposition": ["a b c d e f g h i j k l"]})
+    arrivals: list[float] = []
+
+    async def stalls_on_the_first(text: str) -> None:
+        arrivals.append(clock.now())
+        if len(arrivals) == 1:
+            await clock.sleep(2.5)
+
+    model = agent("ada", "proposition", script, clock=clock, latency=1.0)
+    await model.speak("Go.", stalls_on_the_first)
+    assert arrivals == [1.0, 4.5, 5.5, 6.5]
