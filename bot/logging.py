@@ -1,33 +1,35 @@
-"""Logging to stderr, with every known secret redacted from every record.
+"""Logging to stderr, with every known secret redacted from every record, at every level.
 
-Besides the configured secrets, tokens that only exist at run time are redacted by their shape:
-the token part of a webhook or interaction URL (`/webhooks/<id>/<token>`), and a `token` field
-in a logged payload (an interaction's token).
+The rule itself is `core.redaction`: the environment's secrets and the installations' tokens the
+process holds, and every known token shape (Slack, Discord, Anthropic, OAuth codes, webhook URLs).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import sys
 from collections.abc import Iterable, Sequence
 
 from bot.json_logs import JsonFormatter
+from core.redaction import redact
 
 _FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
-_TOKEN_SHAPES = (
-    re.compile(r"(/(?:webhooks|interactions)/\d+/)[A-Za-z0-9_.\-]{20,}"),
-    re.compile(r"""(["']token["']\s*:\s*["'])[^"']+"""),
+QUIET_LOGGERS = (
+    "discord.gateway",
+    "discord.http",
+    "discord.webhook",
+    "aiohttp.access",
+    "httpx",
+    "httpx2",
+    "slack_sdk",
+    "slack_bolt",
+    "aiosqlite",
+    "asyncpg",
 )
-QUIET_LOGGERS = ("discord.gateway", "discord.http", "discord.webhook", "aiohttp.access", "httpx", "httpx2")
-"""Chatty below WARNING (discord.py's webhook and HTTP loggers print URLs that carry tokens)."""
-
-
-def redact_token_shapes(text: str) -> str:
-    for shape in _TOKEN_SHAPES:
-        text = shape.sub(r"\1***", text)
-    return text
+"""Chatty below WARNING: discord.py's webhook and HTTP loggers print URLs that carry tokens, slack_sdk
+logs whole Web API responses (`oauth.v2.access` carries a bot token), aiosqlite logs every statement
+with its parameters."""
 
 
 class SecretRedactor(logging.Filter):
@@ -35,12 +37,10 @@ class SecretRedactor(logging.Filter):
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
-        self._secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+        self._secrets = tuple(secrets)
 
     def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return redact_token_shapes(text)
+        return redact(text, self._secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
