@@ -8,7 +8,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     ROSTRA_CONFIG=/app/config.yaml \
     ROSTRA_STORAGE__URL=sqlite:////data/rostra.db \
-    ROSTRA_METRICS__PORT=9100
+    ROSTRA_METRICS__PORT=9100 \
+    ROSTRA_METRICS__HOST=0.0.0.0
 
 WORKDIR /app
 COPY pyproject.toml README.md config.yaml ./

@@ -31,6 +31,8 @@ class OpsServer:
         self._port = port
         self._runner: web.AppRunner | None = None
         self.port = port
+        self.hosts: list[str] = []
+        """The addresses the port is bound on, once started."""
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -59,6 +61,7 @@ class OpsServer:
         site = web.TCPSite(self._runner, self._host, self._port)
         await site.start()
         addresses = self._runner.addresses
+        self.hosts = sorted({str(address[0]) for address in addresses})
         if addresses:
             self.port = int(addresses[0][1])
         log.info("metrics and health on http://%s:%d (/metrics, /healthz, /readyz)", self._host, self.port)

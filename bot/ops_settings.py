@@ -13,7 +13,10 @@ class MetricsSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     port: int | None = Field(None, ge=0, le=65535, description="0: any free port (tests)")
-    host: str = "0.0.0.0"
+    host: str = Field(
+        "127.0.0.1",
+        description="loopback unless opened on purpose: the endpoints carry no authentication",
+    )
 
 
 class TracingSettings(BaseModel):

@@ -57,3 +57,14 @@ async def test_readyz_also_needs_the_platform_connected(tmp_path: Path) -> None:
 async def test_without_a_port_nothing_listens(tmp_path: Path) -> None:
     async with Runtime(make_config(tmp_path), clock=FakeClock()) as rt:
         assert rt.operations is not None and rt.operations.server is None
+
+
+async def test_the_metrics_port_listens_on_loopback_unless_opened(tmp_path: Path) -> None:
+    async with Runtime(make_config(tmp_path, metrics={"port": 0}), clock=FakeClock()) as rt:
+        assert rt.operations is not None and rt.operations.server is not None
+        assert rt.operations.server.hosts == ["127.0.0.1"]
+        assert (await get(rt, "/healthz"))[0] == 200
+    opened = make_config(tmp_path, metrics={"port": 0, "host": "0.0.0.0"})
+    async with Runtime(opened, clock=FakeClock()) as rt:
+        assert rt.operations is not None and rt.operations.server is not None
+        assert rt.operations.server.hosts == ["0.0.0.0"]
