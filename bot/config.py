@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -71,6 +71,14 @@ class Secrets(BaseSettings):
     slack_app_token: SecretStr | None = None
     slack_client_id: SecretStr | None = None  # with the client secret: many workspaces (OAuth install)
     slack_client_secret: SecretStr | None = None
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        """`KEY=` (as .env.example ships it) or spaces mean "not set"; stray spaces around a key go."""
+        if isinstance(value, str):
+            return value.strip() or None
+        return value
 
     def values(self) -> list[str]:
         """Every secret that is set (each field of this class is one), for redaction."""

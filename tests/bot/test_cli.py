@@ -274,3 +274,10 @@ def test_stored_text_is_never_markup_and_never_drives_the_terminal(tmp_path: Pat
     md = rostra(tmp_path, "transcript", debate_id)
     assert "Yes." in md.stdout and "Really." in md.stdout
     assert "\x1b" not in md.stdout and "\x07" not in md.stdout
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_api_key_runs_the_offline_rehearsal(tmp_path: Path, blank: str) -> None:
+    out = rostra(tmp_path, "demo", "Tabs?", "--fast", "--exchanges", "1", env={"ANTHROPIC_API_KEY": blank})
+    assert out.returncode == 0, out.stderr
+    assert "offline scripted rehearsal" in out.stdout
