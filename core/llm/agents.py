@@ -24,6 +24,7 @@ from core.llm.memo import CallMemo
 from core.models import TokenUsage
 from core.observe import CallObserver, ModelCall, notify_call
 from core.pricing import priced
+from core.sanitize import well_formed, well_formed_text
 from core.settings import ModelPrice
 
 T = TypeVar("T", bound=BaseModel)
@@ -230,8 +231,9 @@ class PersonaAgent:
                 async for item in stream:
                     if isinstance(item, RunContentEvent):
                         if isinstance(item.content, str) and item.content:
-                            parts.append(item.content)
-                            await on_delta(item.content)
+                            chunk = well_formed_text(item.content)
+                            parts.append(chunk)
+                            await on_delta(chunk)
                     elif isinstance(item, RunErrorEvent):
                         raise ModelCallError(self.label, str(item.content or "model error"))
                     elif isinstance(item, RunOutput):
@@ -258,8 +260,9 @@ class PersonaAgent:
             raise ModelCallError(self.label, str(output.content or "model error"))
         usage = self._priced(usage_of(output))
         if isinstance(output.content, schema):
-            return Decision(value=output.content, raw=output.content.model_dump_json(), usage=usage)
-        return Decision(value=None, raw=str(output.content or ""), usage=usage)
+            value = well_formed(output.content)
+            return Decision(value=value, raw=value.model_dump_json(), usage=usage)
+        return Decision(value=None, raw=well_formed_text(str(output.content or "")), usage=usage)
 
 
 def _reason(exc: Exception) -> str:

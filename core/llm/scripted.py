@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import random
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -79,6 +80,8 @@ class Script:
                     raise ModelConfigError(
                         f"{source}: replies under {key!r} must be text or mappings, not {item!r}"
                     )
+                if isinstance(item, dict):
+                    _check_controls(item, f"{source}: a reply under {key!r}")
             entries[str(key)] = items
         return cls(entries)
 
@@ -100,6 +103,23 @@ class Script:
         i = self.cursors.get(key, 0)
         self.cursors[key] = i + 1
         return items[min(i, len(items) - 1)]
+
+
+_MAX_DELAY = 24 * 3600.0
+
+
+def _check_controls(item: dict[str, Any], where: str) -> None:
+    """A reply's `delay` is a finite, non-negative number of seconds (no `.inf`, no `.nan`: they
+    cannot be stored or waited out), and `say`/`error` are text."""
+    if "delay" in item:
+        delay = item["delay"]
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or not math.isfinite(delay):
+            raise ModelConfigError(f"{where}: delay must be a number of seconds, not {delay!r}")
+        if not 0 <= delay <= _MAX_DELAY:
+            raise ModelConfigError(f"{where}: delay must be between 0 and {_MAX_DELAY:.0f} seconds")
+    for name in ("say", "error"):
+        if name in item and not isinstance(item[name], str):
+            raise ModelConfigError(f"{where}: {name} must be text, not {item[name]!r}")
 
 
 # Placeholder text for rehearsals. Labelled so nobody mistakes it for a model's argument.
