@@ -72,6 +72,7 @@ class Runtime:
             anthropic_api_key=anthropic.get_secret_value() if anthropic is not None else None,
             tavily_api_key=tavily.get_secret_value() if tavily is not None else None,
             script=script,
+            budgeted=self.core.limits.max_tokens_per_debate > 0 or self.core.limits.max_cost_per_debate > 0,
         )
         self._store: Store | None = None
         self._manager: DebateManager | None = None

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound=BaseModel)
 
 CHARS_PER_TOKEN = 3
-"""Prompt estimate: at most one token per three characters (English runs near four)."""
+"""Prompt estimate for ASCII text: one token per three characters (English runs near four)."""
+_ASCII = bytes(range(128))
 CALL_OVERHEAD = 64
 """Tokens a call costs beyond its text (message framing, a structured reply's schema note)."""
 CLOSING_SHARE = 0.5
@@ -154,7 +155,14 @@ class CallPlan:
 
 
 def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
+    """Tokens `text` may take at most: ASCII at three characters a token, every other character at
+    one token per UTF-8 byte (a byte-level tokenizer never does worse), so Chinese, Japanese, Korean,
+    Cyrillic or emoji cannot overrun a ceiling that English fits."""
+    if text.isascii():
+        return math.ceil(len(text) / CHARS_PER_TOKEN)
+    encoded = text.encode("utf-8", "surrogatepass")
+    wide = len(encoded.translate(None, _ASCII))
+    return math.ceil((len(encoded) - wide) / CHARS_PER_TOKEN) + wide
 
 
 def micro_dollars(usd: float) -> int:

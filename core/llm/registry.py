@@ -30,6 +30,7 @@ from core.clock import Clock  # noqa: E402
 from core.errors import ModelConfigError  # noqa: E402
 from core.llm.agents import CallLabels, PersonaAgent  # noqa: E402
 from core.llm.memo import CallMemo  # noqa: E402
+from core.llm.output_cap import cap_output  # noqa: E402
 from core.llm.scripted import Script, ScriptedModel  # noqa: E402
 from core.models import Persona  # noqa: E402
 from core.observe import CallObserver  # noqa: E402
@@ -99,8 +100,11 @@ class ModelRegistry:
         anthropic_api_key: str | None = None,
         tavily_api_key: str | None = None,
         script: Script | None = None,
+        budgeted: bool = False,
     ) -> None:
+        """`budgeted`: a token or money ceiling is set, so every model must cap its output."""
         self.settings = settings
+        self._budgeted = budgeted
         self._clock = clock
         self._anthropic_key = anthropic_api_key
         self._tavily_key = tavily_api_key
@@ -126,10 +130,16 @@ class ModelRegistry:
         module_path, class_name = MODEL_PROVIDER_CLASSES[choice.provider]
         try:
             module = importlib.import_module(module_path)
-            getattr(module, class_name)
+            cls = getattr(module, class_name)
         except ImportError as exc:
             hint = _install_hint(exc)
             raise ModelConfigError(f"Model {value!r} needs a package that is not installed: {hint}") from None
+        if self._budgeted and choice.provider != "anthropic" and not cap_output(cls(id=choice.model_id), 1):
+            raise ModelConfigError(
+                f"Model {value!r} offers no way to cap its replies, so the token and cost budgets"
+                " (limits.max_tokens_per_debate, limits.max_cost_per_debate) cannot hold: choose another"
+                " model or unset the budgets"
+            )
         return choice
 
     def check_roles(self, roles: list[str]) -> None:
@@ -195,6 +205,7 @@ class ModelRegistry:
                 seed=seed,
                 latency=s.latency,
                 clock=self._clock,
+                max_tokens=max_tokens,
             )
         if choice.provider == "anthropic":
             from agno.models.anthropic import Claude
@@ -219,8 +230,7 @@ class ModelRegistry:
         model: Model = cls(id=choice.model_id)
         if temperature is not None and hasattr(model, "temperature"):
             model.temperature = temperature
-        if hasattr(model, "max_tokens"):
-            model.max_tokens = max_tokens
+        cap_output(model, max_tokens)
         return model
 
 

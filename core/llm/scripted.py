@@ -108,6 +108,15 @@ class Script:
 _MAX_DELAY = 24 * 3600.0
 
 
+def count_tokens(text: str) -> int:
+    """The rehearsal's token count, shaped like a real tokenizer's: about four ASCII characters a
+    token, and a token for each other character (CJK and the like run near one a character)."""
+    if text.isascii():
+        return len(text) // 4
+    ascii_chars = sum(1 for c in text if c.isascii())
+    return ascii_chars // 4 + (len(text) - ascii_chars)
+
+
 def _check_controls(item: dict[str, Any], where: str) -> None:
     """A reply's `delay` is a finite, non-negative number of seconds (no `.inf`, no `.nan`: they
     cannot be stored or waited out), and `say`/`error` are text."""
@@ -319,6 +328,8 @@ class ScriptedModel(Model):
     chunk: the earlier pacing, kept for comparison (`bench/capacity.py --pacing reader`)."""
     clock: Clock = field(default_factory=RealClock)
     calls: int = 0  # calls made (a count only: keeping every prompt cost memory per debate)
+    max_tokens: int | None = None
+    """Replies are cut to this many tokens, as a provider's `max_tokens` would cut them."""
 
     def _next_reply(self, messages: list[Message], response_format: Any) -> tuple[str, float]:
         self.calls += 1
@@ -354,9 +365,24 @@ class ScriptedModel(Model):
 
     @staticmethod
     def _usage(messages: list[Message], text: str) -> MessageMetrics:
-        prompt = sum(len(str(m.content or "")) for m in messages) // 4
-        out = max(1, len(text) // 4)
+        prompt = sum(count_tokens(str(m.content or "")) for m in messages)
+        out = max(1, count_tokens(text))
         return MessageMetrics(input_tokens=prompt, output_tokens=out, total_tokens=prompt + out)
+
+    def _capped(self, text: str) -> str:
+        """`text` cut to `max_tokens`, as a real provider stops writing there (at a word's end)."""
+        limit = self.max_tokens
+        if limit is None or count_tokens(text) <= limit:
+            return text
+        ends = [m.end() for m in re.finditer(r"\S+", text)]
+        low, high = 0, len(ends)  # the most words whose text still fits
+        while low < high:
+            mid = (low + high + 1) // 2
+            if count_tokens(text[: ends[mid - 1]]) <= limit:
+                low = mid
+            else:
+                high = mid - 1
+        return text[: ends[low - 1]] if low else text[: max(1, limit)]
 
     def invoke(self, *args: Any, **kwargs: Any) -> ModelResponse:
         raise RuntimeError("the scripted model is async only: call Agent.arun")
@@ -368,6 +394,7 @@ class ScriptedModel(Model):
         self, messages: list[Message], assistant_message: Message, **kwargs: Any
     ) -> ModelResponse:
         text, delay = self._next_reply(messages, kwargs.get("response_format"))
+        text = self._capped(text)
         await self.clock.sleep(delay + self.latency * len(_chunks(text)))
         return ModelResponse(role="assistant", content=text, response_usage=self._usage(messages, text))
 
@@ -375,6 +402,7 @@ class ScriptedModel(Model):
         self, messages: list[Message], assistant_message: Message, **kwargs: Any
     ) -> AsyncIterator[ModelResponse]:
         text, delay = self._next_reply(messages, kwargs.get("response_format"))
+        text = self._capped(text)
         # Paced like a network stream: chunk k is due `delay + k * latency` after the call, whatever
         # the reader does meanwhile (a real server keeps sending; the bytes wait in the socket). A
         # reader that stalls (a store commit, a busy loop) gets the chunks that came due at once,
