@@ -106,6 +106,7 @@ class Script:
 
 
 _MAX_DELAY = 24 * 3600.0
+_ASCII_BYTES = bytes(range(128))
 
 
 def count_tokens(text: str) -> int:
@@ -113,7 +114,8 @@ def count_tokens(text: str) -> int:
     token, and a token for each other character (CJK and the like run near one a character)."""
     if text.isascii():
         return len(text) // 4
-    ascii_chars = sum(1 for c in text if c.isascii())
+    encoded = text.encode("utf-8", "surrogatepass")
+    ascii_chars = len(encoded) - len(encoded.translate(None, _ASCII_BYTES))
     return ascii_chars // 4 + (len(text) - ascii_chars)
 
 
