@@ -40,7 +40,7 @@ class ConfigError(Exception):
 
 
 class LoggingSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     level: str = "INFO"
     verbose: list[str] = Field(
@@ -53,7 +53,7 @@ class LoggingSettings(BaseModel):
 class RuntimeSettings(BaseModel):
     """How the process itself runs (not what a debate does)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     gc: GcSettings = Field(default_factory=GcSettings)
 
@@ -101,7 +101,9 @@ class _YamlData(PydanticBaseSettingsSource):
 
 
 class Config(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ROSTRA_", env_nested_delimiter="__", extra="forbid")
+    model_config = SettingsConfigDict(
+        env_prefix="ROSTRA_", env_nested_delimiter="__", extra="forbid", allow_inf_nan=False
+    )
 
     personas: dict[str, Persona]
     formats: FormatsSettings

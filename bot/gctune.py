@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 
 class GcSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     enabled: bool = Field(True, description="false: keep Python's own collector settings")
     freeze: bool = Field(True, description="move what start-up allocated out of every collection")

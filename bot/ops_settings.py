@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class MetricsSettings(BaseModel):
     """`/metrics` (Prometheus), `/healthz` and `/readyz` on one HTTP port; off while `port` is unset."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     port: int | None = Field(None, ge=0, le=65535, description="0: any free port (tests)")
     host: str = Field(
@@ -22,7 +22,7 @@ class MetricsSettings(BaseModel):
 class TracingSettings(BaseModel):
     """OpenTelemetry spans for debates, turns, votes, model calls and platform deliveries."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     enabled: bool = False
     exporter: Literal["otlp", "console"] = "otlp"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -10,7 +10,7 @@ from core.models import Persona
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ModelPrice(_Section):
@@ -41,8 +41,10 @@ class ModelSettings(_Section):
     roles: dict[str, str] = Field(default_factory=dict)
     ballots: str | None = None
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
-    temperature: dict[str, float] = Field(default_factory=dict)
-    max_tokens: dict[str, int] = Field(default_factory=lambda: {"turn": 600, "vote": 300, "summary": 900})
+    temperature: dict[str, Annotated[float, Field(ge=0.0, le=2.0)]] = Field(default_factory=dict)
+    max_tokens: dict[str, Annotated[int, Field(ge=1, le=200_000)]] = Field(
+        default_factory=lambda: {"turn": 600, "vote": 300, "summary": 900}
+    )
     effort: dict[str, Literal["low", "medium", "high", "xhigh", "max"]] = Field(
         default_factory=dict, description="Claude 5 models: output_config.effort per call kind"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -80,6 +81,9 @@ def parse_options(model: type[M], defaults: dict[str, Any], given: dict[str, Any
     if unknown:
         names = ", ".join(sorted(model.model_fields))
         raise SpecError(f"Unknown option {', '.join(repr(u) for u in unknown)} (this format takes: {names})")
+    for key, value in given.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SpecError(f"{key} must be a finite number (got {value})")
     try:
         return model.model_validate({**defaults, **{k: v for k, v in given.items() if v is not None}})
     except ValidationError as exc:

@@ -10,7 +10,7 @@ ARCHIVE_MINUTES = (60, 1440, 4320, 10080)
 
 
 class DiscordSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     streaming: bool = Field(True, description="stream turns by editing messages; off posts whole turns")
     edit_interval: float = Field(1.5, ge=0.0, description="minimum seconds between edits of one message")
