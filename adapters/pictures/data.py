@@ -48,6 +48,8 @@ PALETTE = {
     "bright_black": "#495057",
 }
 FALLBACK_COLOR = "#5f3dc4"
+LEANING = 0.2
+"""Word overlap from which a member's revision counts as leaning towards another's proposal."""
 KEEP_COLOR = "#2f9e44"
 REPLACE_COLOR = "#d1343a"
 UNDECIDED_COLOR = "#adb5bd"
@@ -160,7 +162,12 @@ class OxfordPicture:
 
 @dataclass(frozen=True)
 class ProposalSupport:
-    """One proposal's support at each stage: members whose text sits closest to it, then votes."""
+    """One proposal's support at each stage, then its votes.
+
+    Before the vote, a proposal's support is the number of other members whose latest text is
+    closest to it and shares at least `LEANING` of its content words (of equally close ones, the
+    earliest proposal, as the council's own ties go): who is leaning towards it as they revise.
+    """
 
     key: str
     author: Who
@@ -397,8 +404,8 @@ def _council(started: DebateStarted, events: list[Event]) -> CouncilPicture:
         for voter, text in latest.items():
             others = [(key, pid) for key, pid in zip(support, author_ids, strict=True) if pid != voter]
             scored = [(word_overlap(text, latest[pid]), key) for key, pid in others if pid in latest]
-            if scored:
-                best = max(scored, key=lambda s: s[0])  # first of equals: the earliest proposal
+            best = max(scored, key=lambda s: s[0], default=(0.0, ""))  # of equals, the earliest proposal
+            if best[0] >= LEANING:
                 support[best[1]][-1] += 1.0
     stages = ["Proposals" if r == 0 else f"Round {r}" for r in rounds]
     winner = closed.decision if closed is not None else ""
@@ -413,7 +420,7 @@ def _council(started: DebateStarted, events: list[Event]) -> CouncilPicture:
     )
     outcome = closed.decision_label if closed is not None else "no vote was taken"
     alt = f"Council on “{started.topic}”: {outcome}. "
-    alt += "Support per stage (members whose text sits closest to each proposal, then votes): "
+    alt += "Support per stage (members whose revision leans towards each proposal, then votes): "
     alt += "; ".join(
         f"{p.author.name}: " + ", ".join(f"{s} {_fmt(v)}" for s, v in zip(stages, p.support, strict=True))
         for p in proposals
