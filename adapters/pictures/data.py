@@ -65,9 +65,10 @@ def hex_color(name: str) -> str:
 
 def initials(name: str) -> str:
     """ "Ada Quill" → "AQ" (an avatar that needs no image)."""
-    parts = [p for p in re.split(r"\s+", name.strip()) if p]
-    letters = "".join(p[0] for p in parts[:2]).upper()
-    return letters or "?"
+    firsts = [
+        next(ch for ch in word if ch.isalnum()) for word in name.split() if any(c.isalnum() for c in word)
+    ]
+    return "".join(firsts[:2]).upper() or "?"
 
 
 @dataclass(frozen=True)

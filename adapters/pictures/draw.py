@@ -253,7 +253,7 @@ def _panel(picture: PanelPicture, fig: Figure) -> None:
                 color="white" if value > 0.55 else INK,
             )
     names = [plain(p.name) for p in picture.panellists]
-    ax.set_xticks(range(n), [p.initials for p in picture.panellists])
+    ax.set_xticks(range(n), [plain(p.initials) for p in picture.panellists])
     ax.set_yticks(range(n), names)
     for label, who in zip(ax.get_yticklabels(), picture.panellists, strict=True):
         label.set_color(who.color)

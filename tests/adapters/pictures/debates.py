@@ -37,6 +37,7 @@ ARENA_SCRIPT: dict[str, Any] = {
 
 
 async def arena(tmp_path: Path) -> Run:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     return await run_debate(tmp_path, script=ARENA_SCRIPT, options=ARENA_OPTIONS)
 
 
@@ -50,6 +51,7 @@ JUDGE = {"judge": [{"decision": "verdict", "winner": "critic", "reasoning": "The
 
 
 async def oxford(tmp_path: Path, *, audience: bool = True, topic: str = TOPIC) -> Run:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     async def vote(rt: object, handle: DebateHandle, event: Event) -> None:
         if isinstance(event, HumanVoteOpened):
             for user, choice in AUDIENCE[event.vote_id].items():
@@ -86,6 +88,7 @@ def council_script() -> dict[str, Any]:
 
 
 async def council(tmp_path: Path) -> Run:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     return await run_debate(
         tmp_path,
         fmt="council",
@@ -120,6 +123,7 @@ PANEL_SCRIPT: dict[str, Any] = {
 
 
 async def panel(tmp_path: Path) -> Run:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     return await run_debate(
         tmp_path,
         fmt="panel",
