@@ -41,6 +41,7 @@ GRID = "#dee2e6"
 SIZE = (8.0, 4.5)  # inches
 PNG_DPI = 120  # 960 × 540 pixels
 TOPIC_CHARS = 80
+matplotlib.rcParams["svg.hashsalt"] = "rostra"  # the same debate gives the same SVG, byte for byte
 _AGREEMENT = matplotlib.colormaps["Blues"].with_extremes(bad="#f1f3f5")
 
 
