@@ -10,7 +10,6 @@ characters the bundled font cannot draw are left out rather than drawn as boxes.
 from __future__ import annotations
 
 import io
-import math
 import re
 from functools import lru_cache
 from typing import assert_never
@@ -21,7 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ft2font import FT2Font
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 
 from adapters.pictures.data import (
     KEEP_COLOR,
@@ -42,7 +41,8 @@ SIZE = (8.0, 4.5)  # inches
 PNG_DPI = 120  # 960 × 540 pixels
 TOPIC_CHARS = 80
 matplotlib.rcParams["svg.hashsalt"] = "rostra"  # the same debate gives the same SVG, byte for byte
-_AGREEMENT = matplotlib.colormaps["Blues"].with_extremes(bad="#f1f3f5")
+_AGREEMENT = matplotlib.colormaps["Blues"]
+DIAGONAL = "#f1f3f5"
 
 
 @lru_cache(maxsize=1)
@@ -235,13 +235,12 @@ def _panel(picture: PanelPicture, fig: Figure) -> None:
     ax = fig.subplots()
     fig.subplots_adjust(left=0.26, right=0.7, top=0.78, bottom=0.08)
     n = len(picture.panellists)
-    cells = [
-        [math.nan if i == j else v for j, v in enumerate(row)] for i, row in enumerate(picture.agreement)
-    ]
-    ax.imshow(cells, cmap=_AGREEMENT, vmin=0, vmax=1, aspect="auto")
-    for i in range(n):
+    for i in range(n):  # vector cells (no embedded bitmap): row i, column j
         for j in range(n):
             value = picture.agreement[i][j]
+            fill = DIAGONAL if i == j else _AGREEMENT(value)
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=fill, edgecolor=CARD, linewidth=2))
+            light = i == j or value <= 0.55
             text = "—" if i == j else f"{value:.0%}"
             ax.text(
                 j,
@@ -251,8 +250,10 @@ def _panel(picture: PanelPicture, fig: Figure) -> None:
                 va="center",
                 fontsize=13,
                 fontweight="bold",
-                color="white" if value > 0.55 else INK,
+                color=INK if light else "white",
             )
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(n - 0.5, -0.5)
     names = [plain(p.name) for p in picture.panellists]
     ax.set_xticks(range(n), [plain(p.initials) for p in picture.panellists])
     ax.set_yticks(range(n), names)
@@ -295,8 +296,14 @@ def to_png(picture: ResultsPicture) -> bytes:
 
 
 def to_svg(picture: ResultsPicture) -> str:
-    """The picture as an `<svg>` element (text drawn as paths: no font to fetch)."""
+    """The picture as an `<svg>` element to put inside a page (text drawn as paths: no font to fetch)."""
     out = io.StringIO()
     draw(picture).savefig(out, format="svg", facecolor=CARD, metadata={"Date": None, "Creator": None})
     text = out.getvalue()
-    return text[text.index("<svg") :]
+    svg = text[text.index("<svg") :]
+    # matplotlib's `*{…}` style would apply to a whole page the SVG sits in: set it on the SVG instead
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.S)
+    svg = re.sub(
+        r"\s*<style[^>]*>\*\{stroke-linejoin: round; stroke-linecap: butt\}</style>", "", svg, count=1
+    )
+    return svg.replace("<svg ", '<svg stroke-linejoin="round" stroke-linecap="butt" ', 1)

@@ -22,6 +22,12 @@ from tests.helpers import RecordingSink, make_config, write_script
 
 TOPIC = "Should cities ban cars?"
 
+
+def folder(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 # --- arena: Ada keeps the floor 3–1 after round 1, is replaced 1–3 after round 2 ----------------
 
 ARENA_OPTIONS = {"rounds": 3, "exchanges_per_round": 1, "first_speaker": "ada", "humans": "off"}
@@ -37,8 +43,7 @@ ARENA_SCRIPT: dict[str, Any] = {
 
 
 async def arena(tmp_path: Path) -> Run:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    return await run_debate(tmp_path, script=ARENA_SCRIPT, options=ARENA_OPTIONS)
+    return await run_debate(folder(tmp_path), script=ARENA_SCRIPT, options=ARENA_OPTIONS)
 
 
 # --- oxford: the audience moves from for to against ------------------------------------------
@@ -51,14 +56,14 @@ JUDGE = {"judge": [{"decision": "verdict", "winner": "critic", "reasoning": "The
 
 
 async def oxford(tmp_path: Path, *, audience: bool = True, topic: str = TOPIC) -> Run:
-    tmp_path.mkdir(parents=True, exist_ok=True)
+
     async def vote(rt: object, handle: DebateHandle, event: Event) -> None:
         if isinstance(event, HumanVoteOpened):
             for user, choice in AUDIENCE[event.vote_id].items():
                 await handle.cast_human_vote(event.vote_id, user, choice, voter_name=user)
 
     return await run_debate(
-        tmp_path,
+        folder(tmp_path),
         fmt="oxford",
         topic=topic,
         script=JUDGE,
@@ -88,9 +93,8 @@ def council_script() -> dict[str, Any]:
 
 
 async def council(tmp_path: Path) -> Run:
-    tmp_path.mkdir(parents=True, exist_ok=True)
     return await run_debate(
-        tmp_path,
+        folder(tmp_path),
         fmt="council",
         topic="How should our city cut car traffic downtown?",
         script=council_script(),
@@ -123,9 +127,8 @@ PANEL_SCRIPT: dict[str, Any] = {
 
 
 async def panel(tmp_path: Path) -> Run:
-    tmp_path.mkdir(parents=True, exist_ok=True)
     return await run_debate(
-        tmp_path,
+        folder(tmp_path),
         fmt="panel",
         topic="How should Aldmoor prepare for the next twenty years?",
         script=PANEL_SCRIPT,
@@ -137,8 +140,9 @@ async def panel(tmp_path: Path) -> Run:
 
 
 def _config(tmp_path: Path, script: dict[str, Any]) -> Config:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    return make_config(tmp_path, model={"latency": 0.5, "script": str(write_script(tmp_path, script))})
+    return make_config(
+        folder(tmp_path), model={"latency": 0.5, "script": str(write_script(tmp_path, script))}
+    )
 
 
 async def cut_and_resumed(
