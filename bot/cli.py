@@ -126,8 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     transcript = sub.add_parser("transcript", help="print a stored debate as Markdown (or JSON Lines)")
     transcript.add_argument("debate_id", metavar="ID")
-    transcript.add_argument("--json", action="store_true", help="the full event log as JSON Lines")
-    transcript.add_argument(
+    form = transcript.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="the full event log as JSON Lines")
+    form.add_argument(
         "--html", action="store_true", help="one self-contained page to share (pictures inline, no links)"
     )
     transcript.add_argument("--out", metavar="FILE", type=Path, help="write to FILE instead of printing")

@@ -159,7 +159,7 @@ def _oxford(picture: OxfordPicture, fig: Figure) -> None:
     con_name = plain(picture.critic.name) if picture.critic else "critic"
     ax = fig.subplots()
     _style(ax)
-    fig.subplots_adjust(left=0.16, right=0.97, top=0.72, bottom=0.2)
+    fig.subplots_adjust(left=0.16, right=0.97, top=0.72, bottom=0.24)
     if picture.before is not None or picture.after is not None:
         rows = [("Before", picture.before), ("After", picture.after)]
         for y, (_, audience) in enumerate(rows):
@@ -177,7 +177,7 @@ def _oxford(picture: OxfordPicture, fig: Figure) -> None:
         ax.set_xticks([])
         ax.spines["bottom"].set_visible(False)
         swing = f"Swing: for {picture.swing_for:+d}, against {picture.swing_against:+d}"
-        fig.text(0.16, 0.06, swing, fontsize=12, color=INK, fontweight="bold")
+        fig.text(0.16, 0.12, swing, fontsize=12, color=INK, fontweight="bold")
         handles = [("for", pro), ("against", con), ("undecided", UNDECIDED_COLOR)]
     else:
         xs = list(range(len(picture.rounds)))
@@ -199,13 +199,13 @@ def _oxford(picture: OxfordPicture, fig: Figure) -> None:
     verdict = " · ".join(
         part
         for part in (
-            f"Judge: {plain(picture.verdict, 60)}" if picture.verdict else "",
-            f"Audience: {plain(picture.audience_verdict, 40)}" if picture.audience_verdict else "",
+            f"Judge: {plain(picture.verdict, 52)}" if picture.verdict else "",
+            f"Audience: {plain(picture.audience_verdict, 34)}" if picture.audience_verdict else "",
         )
         if part
     )
     if verdict:
-        fig.text(0.97, 0.06, verdict, fontsize=10.5, color=MUTED, ha="right")
+        fig.text(0.02, 0.03, verdict, fontsize=10.5, color=MUTED)
 
 
 def _council(picture: CouncilPicture, fig: Figure) -> None:

@@ -291,9 +291,10 @@ def _documents(started: DebateStarted) -> str:
     docs = started.settings.get("documents")
     if not isinstance(docs, list) or not docs:
         return ""
+    names = {m.persona.id: m.persona.name for m in started.cast}
     items = "".join(
         f"<li>{_t(d.get('name', ''))} ({_t(d.get('chars', ''))} characters)"
-        + (f" · {_t(d['panellist'])}" if d.get("panellist") else "")
+        + (f" · {_t(names.get(str(d['panellist']), d['panellist']))}" if d.get("panellist") else "")
         + "</li>"
         for d in docs
         if isinstance(d, dict)

@@ -104,7 +104,7 @@ class Tab:
         await asyncio.sleep(0.1)
 
     async def screenshot(self) -> bytes:
-        shot = await self.send("Page.captureScreenshot", format="jpeg", quality=80)
+        shot = await self.send("Page.captureScreenshot", format="png")
         return base64.b64decode(shot["data"])
 
     def console_errors(self) -> list[dict[str, Any]]:

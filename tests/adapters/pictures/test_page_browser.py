@@ -25,6 +25,7 @@ from tests.helpers import REPO
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
 DOC_PICTURES = REPO / "docs" / "pictures"
+WRITE_DOC_PICTURES = os.environ.get("ROSTRA_WRITE_DOC_PICTURES") == "1"  # read before ROSTRA_* is cleared
 
 HOSTILE_TOPIC = (
     '<script>window.__owned=1</script> <img src=x onerror="window.__owned=2">'
@@ -70,12 +71,12 @@ async def shows_cleanly(tab: Tab, page: Path, events: list[Event]) -> None:
 
 
 async def save_doc_picture(tab: Tab, name: str) -> None:
-    if os.environ.get("ROSTRA_WRITE_DOC_PICTURES") != "1":
+    if not WRITE_DOC_PICTURES:
         return
     await tab.width(*DESKTOP, phone=False)
     await tab.value("window.scrollTo(0, 0)")
     shot = await tab.screenshot()
-    await asyncio.to_thread(_save, f"{name}.jpg", shot)
+    await asyncio.to_thread(_save, f"{name}.png", shot)
 
 
 def _save(name: str, content: bytes) -> None:
