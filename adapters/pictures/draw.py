@@ -21,6 +21,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ft2font import FT2Font
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.ticker import MaxNLocator
 
 from adapters.pictures.data import (
     KEEP_COLOR,
@@ -40,6 +41,8 @@ GRID = "#dee2e6"
 SIZE = (8.0, 4.5)  # inches
 PNG_DPI = 120  # 960 × 540 pixels
 TOPIC_CHARS = 80
+LABELLED_VOTES = 12  # the arena's votes get their score written above them up to this many
+ROUND_TICKS = 12  # labelled rounds at most
 matplotlib.rcParams["svg.hashsalt"] = "rostra"  # the same debate gives the same SVG, byte for byte
 _AGREEMENT = matplotlib.colormaps["Blues"]
 DIAGONAL = "#f1f3f5"
@@ -88,9 +91,11 @@ def _arena(picture: ArenaPicture, fig: Figure) -> None:
         timeline.barh(
             0, width, left=start, height=0.8, color=spell.speaker.color, edgecolor=CARD, linewidth=2
         )
-        room = width / rounds  # share of the timeline: a full name, a first name, or initials
+        room = width / rounds  # share of the timeline: a full name, a first name, initials or nothing
         full = spell.speaker.name
         name = plain(full if room >= 0.3 else full.split()[0] if room >= 0.15 else spell.speaker.initials)
+        if room < 0.06:
+            continue
         timeline.text(
             start + width / 2,
             0,
@@ -109,17 +114,18 @@ def _arena(picture: ArenaPicture, fig: Figure) -> None:
     replace = [v.replace + v.people_replace for v in picture.votes]
     ballots.bar(xs, keep, width=0.55, color=KEEP_COLOR, label="keep")
     ballots.bar(xs, [-r for r in replace], width=0.55, color=REPLACE_COLOR, label="replace")
-    for vote, k, r in zip(picture.votes, keep, replace, strict=True):
-        mark = "replaced" if vote.decision == "replace" else "kept"
-        ballots.text(
-            vote.round,
-            max(k, 0) + 0.25,
-            f"{k:g}–{r:g} {mark}",
-            ha="center",
-            va="bottom",
-            fontsize=10.5,
-            color=INK,
-        )
+    if len(picture.votes) <= LABELLED_VOTES:  # more would be too small to read (the alt text has them)
+        for vote, k, r in zip(picture.votes, keep, replace, strict=True):
+            mark = "replaced" if vote.decision == "replace" else "kept"
+            ballots.text(
+                vote.round,
+                max(k, 0) + 0.25,
+                f"{k:g}–{r:g} {mark}",
+                ha="center",
+                va="bottom",
+                fontsize=10.5,
+                color=INK,
+            )
     top = max([*keep, *replace, 1.0]) + 1.2
     ballots.set_ylim(-top, top)
     ballots.axhline(0, color=GRID, linewidth=1)
@@ -128,7 +134,7 @@ def _arena(picture: ArenaPicture, fig: Figure) -> None:
         label.set_color(color)
         label.set_fontweight("bold")
     ballots.set_xlim(0.4, rounds + 0.6)
-    ballots.set_xticks(range(1, rounds + 1), [str(r) for r in range(1, rounds + 1)])
+    ballots.xaxis.set_major_locator(MaxNLocator(nbins=ROUND_TICKS, integer=True))
     ballots.set_xlabel("round", color=MUTED, fontsize=11)
 
 

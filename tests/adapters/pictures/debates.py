@@ -42,8 +42,9 @@ ARENA_SCRIPT: dict[str, Any] = {
 }
 
 
-async def arena(tmp_path: Path) -> Run:
-    return await run_debate(folder(tmp_path), script=ARENA_SCRIPT, options=ARENA_OPTIONS)
+async def arena(tmp_path: Path, rounds: int = 3) -> Run:
+    options = {**ARENA_OPTIONS, "rounds": rounds}
+    return await run_debate(folder(tmp_path), script=ARENA_SCRIPT, options=options, limits={"max_rounds": 50})
 
 
 # --- oxford: the audience moves from for to against ------------------------------------------

@@ -95,3 +95,11 @@ def test_stored_text_never_reaches_mathtext_or_draws_missing_glyphs() -> None:
     assert picture is not None
     svg = to_svg(picture)  # would raise on a mathtext error
     assert svg.startswith("<svg") and "<script" not in svg
+
+
+async def test_a_long_arena_still_draws(tmp_path: Path) -> None:
+    run = await debates.arena(tmp_path, rounds=16)
+    picture = picture_of(run.stored)
+    assert picture is not None and len(picture.votes) == 15  # type: ignore[union-attr]
+    drawn = await results_png(run.stored)
+    assert drawn is not None and drawn.png.startswith(PNG_MAGIC)
