@@ -16,6 +16,7 @@ import pytest
 
 from adapters.pictures.page import debate_page
 from core.events import Event, TurnCompleted
+from core.models import QuoteCheck, Source
 from core.ports import DebateRecord
 from tests.adapters.pictures import debates
 from tests.adapters.pictures.browser import Tab, file_url, headless_chromium
@@ -31,6 +32,7 @@ HOSTILE_TOPIC = (
     '<script>window.__owned=1</script> <img src=x onerror="window.__owned=2">'
     " [click](javascript:window.__owned=3) &amp; done?"
 )
+HOSTILE_LINK = "javascript:window.__owned=7"
 HOSTILE_TURN = (
     '<a href="javascript:window.__owned=4">read this</a> javascript:alert(1) </article>'
     '<script>window.__owned=5</script><img src=https://evil.example/x.png onerror="window.__owned=6">'
@@ -123,9 +125,20 @@ async def test_a_hostile_topic_and_turn_stay_text(tmp_path: Path) -> None:
         script={"proposition": [HOSTILE_TURN]},
         options={"rounds": 1, "exchanges_per_round": 1, "first_speaker": "ada"},
     )
-    page = write_page(tmp_path, await record_of(run), run.stored)
+    # a cited source (research tools) with a script link, as a research turn would store it
+    last = run.turns()[0]
+    cited = last.model_copy(
+        update={
+            "turn_id": "t99",
+            "text": "With sources.",
+            "sources": (Source(title="<b>Evil</b> study", url=HOSTILE_LINK),),
+            "quotes": (QuoteCheck(text="<script>window.__owned=8</script>", verified=False),),
+        }
+    )
+    events = [*run.stored[:-1], cited, run.stored[-1]]
+    page = write_page(tmp_path, await record_of(run), events)
     async with headless_chromium() as tab:
-        await shows_cleanly(tab, page, run.stored)
+        await shows_cleanly(tab, page, events)
         found = await tab.value(
             "({ owned: window.__owned === undefined ? null : window.__owned,"
             " scripts: document.scripts.length, images: document.images.length, links: document.links.length,"
@@ -140,3 +153,5 @@ async def test_a_hostile_topic_and_turn_stay_text(tmp_path: Path) -> None:
     assert found["h1"] == HOSTILE_TOPIC  # shown exactly as typed
     assert found["title"] == f"{HOSTILE_TOPIC} · Rostra"
     assert HOSTILE_TURN in " ".join(found["body"].split())
+    assert f"<b>Evil</b> study: {HOSTILE_LINK}" in found["body"]  # the link is shown, not followed
+    assert "“<script>window.__owned=8</script>” ✘ not in the document" in found["body"]
