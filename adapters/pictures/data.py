@@ -22,6 +22,8 @@ from core.events import (
     SpeakerSwitched,
     TurnCompleted,
     Verdict,
+    VoteCast,
+    VoteWithdrawn,
     VotingClosed,
     VotingStarted,
 )
@@ -111,6 +113,7 @@ class FloorVote:
     people_keep: int
     people_replace: int
     decision: str  # "keep", "replace" (or "none")
+    replaced_by: tuple[str, ...] = ()  # the observers (by name) who voted to replace
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,7 @@ def _arena(started: DebateStarted, events: list[Event]) -> ArenaPicture:
         for s in spells
     ]
     subjects: dict[str, tuple[PersonaRef | None, int]] = {}
+    ballots: dict[str, dict[str, tuple[str, str]]] = {}  # vote → voter id → (name, choice)
     last_round = 0
     votes: list[FloorVote] = []
     for event in events:
@@ -283,6 +287,10 @@ def _arena(started: DebateStarted, events: list[Event]) -> ArenaPicture:
             last_round = max(last_round, event.round)
         elif isinstance(event, VotingStarted):
             subjects[event.vote_id] = (event.subject, last_round)
+        elif isinstance(event, VoteCast):
+            ballots.setdefault(event.vote_id, {})[event.voter.id] = (event.voter.name, event.choice)
+        elif isinstance(event, VoteWithdrawn):
+            ballots.get(event.vote_id, {}).pop(event.voter.id, None)
         elif isinstance(event, VotingClosed) and event.vote_id in subjects:
             subject, round_no = subjects[event.vote_id]
             votes.append(
@@ -295,6 +303,11 @@ def _arena(started: DebateStarted, events: list[Event]) -> ArenaPicture:
                     people_keep=event.human_tally.get("keep", 0),
                     people_replace=event.human_tally.get("replace", 0),
                     decision=event.decision,
+                    replaced_by=tuple(
+                        name
+                        for name, choice in ballots.get(event.vote_id, {}).values()
+                        if choice == "replace"
+                    ),
                 )
             )
     rounds = max([last_round, *(s.last_round for s in spells)], default=0)
@@ -310,7 +323,11 @@ def _arena(started: DebateStarted, events: list[Event]) -> ArenaPicture:
         alt += " ".join(
             f"Vote {v.vote_id} after round {v.round}: keep {_fmt(v.keep)}, replace {_fmt(v.replace)}"
             + (f" (people {v.people_keep}–{v.people_replace})" if v.people_keep or v.people_replace else "")
-            + f", {'replaced' if v.decision == 'replace' else 'kept'}."
+            + (
+                f", replaced by the votes of {_names(v.replaced_by)}."
+                if v.decision == "replace" and v.replaced_by
+                else f", {'replaced' if v.decision == 'replace' else 'kept'}."
+            )
             for v in votes
         )
     return ArenaPicture(

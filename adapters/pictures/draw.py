@@ -32,6 +32,7 @@ from adapters.pictures.data import (
     OxfordPicture,
     PanelPicture,
     ResultsPicture,
+    initials,
 )
 
 INK = "#212529"
@@ -126,6 +127,9 @@ def _arena(picture: ArenaPicture, fig: Figure) -> None:
                 fontsize=10.5,
                 color=INK,
             )
+            if vote.decision == "replace" and vote.replaced_by:  # by whose votes
+                by = " ".join(plain(initials(name)) for name in vote.replaced_by)
+                ballots.text(vote.round, -r - 0.2, by, ha="center", va="top", fontsize=9.5, color=MUTED)
     top = max([*keep, *replace, 1.0]) + 1.2
     ballots.set_ylim(-top, top)
     ballots.axhline(0, color=GRID, linewidth=1)

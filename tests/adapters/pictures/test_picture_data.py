@@ -42,7 +42,12 @@ async def test_the_arena_shows_who_held_the_floor_and_each_keep_or_replace_vote(
     assert picture.rounds == 3
     assert "Ada Quill (rounds 1–2)" in picture.alt
     assert "Vote v1 after round 1: keep 3, replace 1, kept." in picture.alt
-    assert "Vote v2 after round 2: keep 1, replace 3, replaced." in picture.alt
+    assert picture.votes[1].replaced_by == ("Basil Thorne", "Celeste Mbeki", "Dario Vance")
+    assert picture.votes[0].replaced_by == ("Esme Hart",)
+    assert (
+        "Vote v2 after round 2: keep 1, replace 3, replaced by the votes of Basil Thorne, Celeste Mbeki"
+        " and Dario Vance." in picture.alt
+    )
 
 
 async def test_oxford_shows_the_audience_before_and_after_and_the_swing(tmp_path: Path) -> None:
