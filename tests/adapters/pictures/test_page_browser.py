@@ -101,6 +101,17 @@ async def test_each_format_page_loads_offline_without_errors_and_shows_every_tur
         await shows_cleanly(tab, page, run.stored)
         figures = await tab.value("document.querySelector('table').innerText")
         assert "Turns" in figures and "Words" in figures
+        for scheme, page_is_dark in (("dark", True), ("light", False)):  # the reader's theme is followed
+            await tab.send(
+                "Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": scheme}]
+            )
+            colours = await tab.value(
+                "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color,"
+                " getComputedStyle(document.querySelector('figure')).backgroundColor]"
+            )
+            assert (colours[0] == "rgb(22, 24, 27)") == page_is_dark, colours
+            assert (colours[1] == "rgb(233, 236, 239)") == page_is_dark, colours
+            assert colours[2] == "rgb(255, 255, 255)"  # the picture keeps its own white card
         caption = await tab.value("document.querySelector('figcaption').innerText")
         assert caption.split()[0] in ("Arena", "Oxford", "Council", "Panel")
         await save_doc_picture(tab, fmt)
