@@ -97,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--script", metavar="FILE", help="YAML script of replies (implies the scripted model)")
     demo.add_argument("--seed", type=int, help="seed for speaker choices and rehearsal votes")
     demo.add_argument("--fast", action="store_true", help="no pacing: run on a virtual clock")
+    demo.add_argument("--chart", metavar="PATH", type=Path, help="write the results picture (PNG) here")
     demo.set_defaults(handler=_demo)
 
     resume: argparse.ArgumentParser = sub.add_parser(
@@ -125,7 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     transcript = sub.add_parser("transcript", help="print a stored debate as Markdown (or JSON Lines)")
     transcript.add_argument("debate_id", metavar="ID")
-    transcript.add_argument("--json", action="store_true", help="the full event log as JSON Lines")
+    form = transcript.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="the full event log as JSON Lines")
+    form.add_argument(
+        "--html", action="store_true", help="one self-contained page to share (pictures inline, no links)"
+    )
+    transcript.add_argument("--out", metavar="FILE", type=Path, help="write to FILE instead of printing")
     transcript.set_defaults(handler=_transcript)
 
     from bot.discord_main import add_discord_commands
@@ -223,6 +229,8 @@ def _demo(args: argparse.Namespace) -> int:
     except DebateError as exc:
         raise UsageError(str(exc)) from None
     spec = DebateSpec(format=args.format, topic=args.topic, options=options)
+    if args.chart is not None and not args.chart.parent.is_dir():
+        raise UsageError(f"--chart: the folder {args.chart.parent} does not exist")
 
     from bot.runtime import Runtime
     from core.clock import FakeClock, RealClock
@@ -234,7 +242,7 @@ def _demo(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if mode_line:
         console.print(Text(mode_line, style="yellow"))
-    return asyncio.run(_run_demo(runtime, prepared.spec, console, interactive, args.seed))
+    return asyncio.run(_run_demo(runtime, prepared.spec, console, interactive, args.seed, args.chart))
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -365,20 +373,26 @@ def _demo_options(args: argparse.Namespace, interactive: bool, document_limit: i
     return options
 
 
-async def _run_demo(runtime: Any, spec: Any, console: Any, interactive: bool, seed: int | None) -> int:
-
+async def _run_demo(
+    runtime: Any, spec: Any, console: Any, interactive: bool, seed: int | None, chart: Path | None = None
+) -> int:
     from adapters.console import ConsoleSink
+    from bot.chart_file import write_chart
     from bot.gctune import tune_gc
     from core.errors import AdmissionError
 
-    sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
+    pictures = runtime.config.results.picture
+    sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd(), chart=pictures)
     async with runtime as rt:
         tune_gc(rt.config.runtime.gc)
         try:
             handle = await rt.start_debate(spec, sink, seed=seed)
         except AdmissionError as exc:  # a daily budget is spent
             raise UsageError(str(exc)) from None
-        return await _follow(handle, sink, console)
+        code = await _follow(handle, sink, console)
+        if chart is not None:
+            await write_chart(rt.store, handle.debate_id, chart, console)
+        return code
 
 
 # --- store commands --------------------------------------------------------------------------------
@@ -463,7 +477,18 @@ def _transcript(args: argparse.Namespace) -> int:
     record, events = asyncio.run(_with_store(config, fetch))
     if record is None:
         raise UsageError(f"No debate with ID {args.debate_id!r}; `rostra debates` lists them.")
-    text = to_json_lines(events) if args.json else to_markdown(record, events)
+    if args.html:
+        from adapters.pictures.page import debate_page
+
+        text = debate_page(record, events)  # every stored text escaped: nothing becomes markup
+    else:
+        text = to_json_lines(events) if args.json else to_markdown(record, events)
+    if args.out is not None:
+        try:
+            args.out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--out: cannot write {args.out}: {exc.strerror or exc}") from None
+        return 0
     sys.stdout.write(strip_controls(text))  # topics and model text never drive the terminal
     return 0
 

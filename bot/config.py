@@ -16,6 +16,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from adapters.discord.settings import DiscordSettings
+from adapters.pictures.settings import ResultsSettings
 from adapters.slack.settings import SlackSettings
 from bot.gctune import GcSettings
 from bot.ops_settings import MetricsSettings, TracingSettings
@@ -118,6 +119,7 @@ class Config(BaseSettings):
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
+    results: ResultsSettings = Field(default_factory=ResultsSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -11,6 +11,8 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from adapters.console.chart import terminal_chart
+from adapters.pictures.data import picture_of
 from core.events import (
     Artifact,
     ClockTick,
@@ -99,7 +101,9 @@ def stats_line(stats: Statistics) -> Text:
 class ConsoleView:
     """Turns each event into pieces to print, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, chart: bool = True) -> None:
+        self._chart = chart
+        self._log: list[Event] = []  # what the closing chart is drawn from (no streamed text)
         self._speakers: dict[str, PersonaRef] = {}
         self._streamed: dict[str, str] = {}
         self._options: dict[str, tuple[VoteOption, ...]] = {}
@@ -108,6 +112,8 @@ class ConsoleView:
         self._last_tick: int | None = None
 
     def render(self, event: Event) -> list[Piece]:
+        if self._chart and not isinstance(event, TurnDelta | ClockTick):
+            self._log.append(event)
         pieces = self._render(event)
         out: list[Piece] = []
         for piece in pieces:
@@ -264,6 +270,9 @@ class ConsoleView:
         if event.summary and event.summary.strip() != self._last_moderator_text.strip():
             pieces.append(Piece(Panel(Text(event.summary), title="Summary", expand=False)))
         pieces.append(Piece(stats_table(event.stats)))
+        picture = picture_of(self._log) if self._chart else None
+        if picture is not None:
+            pieces += [Piece(Text("")), Piece(terminal_chart(picture)), Piece(Text(""))]
         pieces.append(Piece(stats_line(event.stats)))
         ending = event.detail or event.reason
         pieces.append(Piece(Text(f"Ended: {ending}", style="bold")))

@@ -72,11 +72,12 @@ class ConsoleSink:
         interactive: bool,
         stdin: TextIO | None = None,
         save_dir: Path | None = None,
+        chart: bool = True,
     ) -> None:
         self.console = console
         self.save_dir = save_dir
         self.saved: list[Path] = []
-        self.view = ConsoleView()
+        self.view = ConsoleView(chart=chart)
         self.interactive = interactive
         self._stdin = stdin or sys.stdin
         self._handle: DebateHandle | None = None
