@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from bot.errors import UsageError
 from core.errors import StoreError
 from core.spec import EXAMPLE_TOPIC
 
@@ -21,10 +22,6 @@ EXIT_STORE = 1
 DEMO_DURATION = 60
 DEMO_LATENCY = 0.25
 DEMO_HUMAN_WINDOW = 15
-
-
-class UsageError(Exception):
-    """Bad input: printed as one line, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):

@@ -609,6 +609,3 @@ class DebateHandle:
 
     def status(self) -> DebateStatusView:
         return self._session.status()
-
-    def events_so_far(self) -> int:
-        return self._session.state.last_seq

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import discord
 import pytest
 
-from bot.cli import UsageError
+from bot.errors import UsageError
 from bot.discord_main import add_discord_commands, application_id_from_token
 from tests.helpers import CONFIG_PATH, REPO
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.cli import UsageError
+from bot.errors import UsageError
 from bot.config import Secrets
 from bot.slack_main import Mode, add_slack_commands, choose_mode, serve
 from core.clock import FakeClock
