@@ -34,6 +34,7 @@ TAKEN_OVER = "The Rostra process running this debate stopped answering; another 
 CHANNEL_GONE = "Could not be resumed after a restart: the channel it ran in is gone."
 RESUME_OFF = "Rostra restarted and resuming is off here, so this debate ends now."
 CANNOT_RESUME = "This debate could not be resumed after a restart: {reason}."
+CANNOT_RESUME_ASKED = "This debate could not be resumed: {reason}."
 
 
 class _Nowhere:
@@ -81,6 +82,21 @@ class Recovery:
         self._start_adopting()
         async with self._looking:
             return await self._resume(platform, attach)
+
+    async def resume_asked(self, record: DebateRecord, sink: EventSink) -> DebateHandle | None:
+        """Resume the one stored debate a person asked for (`rostra resume ID`), shown on `sink`.
+
+        Raises LeasedElsewhere (a live process runs it) and AlreadyEnded (its end is stored). One that
+        cannot be replayed here is closed saying why, and None is returned.
+        """
+        try:
+            return await self._manager.resume(record, sink)
+        except AlreadyEnded:
+            raise
+        except CannotResume as exc:
+            message = CANNOT_RESUME_ASKED.format(reason=exc)
+            await self._manager.close_stored(record, sink, reason="failed", message=message)
+            return None
 
     def enable_failover(self) -> None:
         """Run as one of many processes: take over debates whose owner died, and apply the votes

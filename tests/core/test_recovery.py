@@ -19,7 +19,7 @@ from core.storage import open_store
 from tests.helpers import RecordingSink, make_config
 
 SPEC = DebateSpec(
-    "arena", "Should cities ban cars?", {"rounds": 1, "exchanges_per_round": 1, "first_speaker": "ada"}
+    "arena", "Should cities ban cars?", {"rounds": 2, "exchanges_per_round": 1, "first_speaker": "ada"}
 )
 
 
@@ -84,3 +84,19 @@ async def test_with_resuming_off_the_debate_is_closed_with_the_engine_s_message(
     notices = [e for e in sink.events if isinstance(e, Notice)]
     assert [n.message for n in notices] == [RESUME_OFF]
     assert record is not None and record.status == "interrupted" and record.reason == RESUME_OFF
+
+
+async def test_a_debate_asked_for_that_no_longer_fits_is_closed_saying_why(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    debate_id = await cut_short(config.storage.url, config.core())
+    capped = make_config(tmp_path, limits={"max_rounds": 1}).core()  # the debate asked for 2 rounds
+    sink = RecordingSink()
+    async with engine(config.storage.url, capped) as manager:
+        recovery = Recovery(manager, resume=True, heartbeat_seconds=capped.storage.heartbeat_seconds)
+        record = await manager.store.get_debate(debate_id)
+        assert record is not None
+        assert await recovery.resume_asked(record, sink) is None
+        record = await manager.store.get_debate(debate_id)
+    [notice] = [e for e in sink.events if isinstance(e, Notice)]
+    assert notice.message.startswith("This debate could not be resumed: its options no longer fit")
+    assert record is not None and record.status == "failed"
