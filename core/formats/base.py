@@ -12,23 +12,13 @@ from pydantic import BaseModel
 
 from core.budget import CallPlan, DebateBudget, MeteredAgent
 from core.clock import Clock, DebateClock
-from core.events import CompletionReason, E, Emit
+from core.events import CompletionReason, Emit
 from core.llm.registry import CallKind, DebateModels
 from core.models import Persona
 from core.replay import Replay
 from core.settings import CoreSettings, ResearchSettings
 from core.state import DebateState
 from core.voting import HumanBallots
-
-
-class Emitter:
-    """Stamps and emits events for one debate (store first, then the sink)."""
-
-    def __init__(self, emit: Emit) -> None:
-        self._emit = emit
-
-    async def __call__(self, event: E) -> E:
-        return await self._emit(event)
 
 
 @dataclass
@@ -41,7 +31,8 @@ class DebateContext:
     clock: Clock
     debate_clock: DebateClock
     state: DebateState
-    emit: Emitter
+    emit: Emit
+    """Stamps and emits events for the debate (store first, then the sink); gives each back stamped."""
     ballots: HumanBallots
     replay: Replay | None = None
     budget: DebateBudget = field(init=False)

@@ -19,7 +19,7 @@ from core.budget import BudgetExhausted
 from core.clock import Clock, DebateClock
 from core.errors import LeaseLost, StoreError, StoreGaveUp
 from core.events import DebateCompleted, E, Notice
-from core.formats.base import DebateContext, DebateFormat, Emitter, Outcome
+from core.formats.base import DebateContext, DebateFormat, Outcome
 from core.llm.registry import DebateModels
 from core.models import Statistics
 from core.ports import Binding, EventSink, Store
@@ -100,7 +100,7 @@ class DebateSession:
             clock=clock,
             debate_clock=self.debate_clock,
             state=self.state,
-            emit=Emitter(self._emit),
+            emit=self._emit,
             ballots=self.ballots,
             replay=replay,
         )
