@@ -42,6 +42,8 @@ SHUT_DOWN = "the bot shut down mid-debate"
 
 
 class DebateSession:
+    """One debate's run, from its first event to its stored end (or to a resumable stop)."""
+
     def __init__(
         self,
         *,
