@@ -6,7 +6,6 @@ bot → adapters → core.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from pydantic import SecretStr
@@ -14,10 +13,10 @@ from pydantic import SecretStr
 from adapters.discord.settings import DiscordSettings
 from adapters.slack.settings import SlackSettings
 from core.admission import Admission
-from core.clock import Clock
 from core.manager import DebateManager, PreparedDebate
 from core.models import Persona
-from core.ports import Binding, DebateRecord, EventSink, Store
+from core.ports import Binding, EventSink, Store
+from core.recovery import Adopted, Attach, Recovery
 from core.session import DebateHandle
 from core.settings import CoreSettings
 from core.spec import DebateSpec
@@ -52,6 +51,8 @@ class HostSecrets(Protocol):
 
 
 class Host(Protocol):
+    """The bot as a front end sees it: its settings and secrets, and the engine's parts."""
+
     @property
     def config(self) -> HostConfig: ...
 
@@ -60,9 +61,6 @@ class Host(Protocol):
 
     @property
     def secrets(self) -> HostSecrets: ...
-
-    @property
-    def clock(self) -> Clock: ...
 
     @property
     def store(self) -> Store: ...
@@ -74,17 +72,18 @@ class Host(Protocol):
     def admission(self) -> Admission: ...
 
     @property
-    def personas(self) -> dict[str, Persona]: ...
+    def recovery(self) -> Recovery: ...
 
-    def prepare(self, spec: DebateSpec) -> PreparedDebate: ...
+    # --- shortcuts the front ends still call; each is one of the parts above -----------------------
+
+    @property
+    def personas(self) -> dict[str, Persona]: ...  # core.personas
+
+    def prepare(self, spec: DebateSpec) -> PreparedDebate: ...  # manager.prepare
 
     async def resume_debates(
-        self,
-        platform: str,
-        attach: Callable[[DebateRecord, dict[str, str]], Awaitable[EventSink | None]],
-        *,
-        adopted: Callable[[list[DebateHandle]], Awaitable[None]] | None = None,
-    ) -> list[DebateHandle]: ...
+        self, platform: str, attach: Attach, *, adopted: Adopted | None = None
+    ) -> list[DebateHandle]: ...  # recovery.resume_debates
 
     async def start_debate(
         self,
@@ -93,4 +92,4 @@ class Host(Protocol):
         *,
         binding: Binding | None = None,
         seed: int | None = None,
-    ) -> DebateHandle: ...
+    ) -> DebateHandle: ...  # manager.start

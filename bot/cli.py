@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from bot.errors import UsageError
 from core.errors import StoreError
 from core.spec import EXAMPLE_TOPIC
 
@@ -21,10 +22,6 @@ EXIT_STORE = 1
 DEMO_DURATION = 60
 DEMO_LATENCY = 0.25
 DEMO_HUMAN_WINDOW = 15
-
-
-class UsageError(Exception):
-    """Bad input: printed as one line, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -269,7 +266,7 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
     from rich.text import Text
 
     from adapters.console import ConsoleSink
-    from core.manager import AlreadyEnded, CannotResume, LeasedElsewhere, running_elsewhere
+    from core.manager import AlreadyEnded, LeasedElsewhere, running_elsewhere
 
     async with runtime as rt:
         record = await rt.store.get_debate(debate_id)
@@ -291,17 +288,14 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
         sink.show_history(await rt.store.events(debate_id))
         console.print(Rule(Text("resumed", style="bold yellow")))
         try:
-            handle = await rt.manager.resume(record, sink)
+            handle = await rt.recovery.resume_asked(record, sink)
         except LeasedElsewhere as exc:
             raise UsageError(str(exc)) from None
         except AlreadyEnded:
             raise UsageError(
                 f"Debate {debate_id} has already ended; `rostra transcript {debate_id}` shows it."
             ) from None
-        except CannotResume as exc:
-            await rt.manager.close_stored(
-                record, sink, reason="failed", message=f"This debate could not be resumed: {exc}."
-            )
+        if handle is None:  # it could not be replayed here: closed, saying why
             return 1
         return await _follow(handle, sink, console)
 

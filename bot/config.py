@@ -33,7 +33,6 @@ from core.settings import (
 
 CONFIG_ENV = "ROSTRA_CONFIG"
 _YAML_DATA: ContextVar[dict[str, Any] | None] = ContextVar("rostra_yaml_data", default=None)
-DEFAULT_DB_URL = "sqlite:///~/.local/share/rostra/rostra.db"
 
 
 class ConfigError(Exception):

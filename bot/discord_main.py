@@ -16,6 +16,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from bot.errors import UsageError
 from bot.gctune import tune_gc
 
 if TYPE_CHECKING:
@@ -69,7 +70,6 @@ def _secret(value: SecretStr | None) -> str | None:
 
 
 def _load(args: argparse.Namespace) -> Config:
-    from bot.cli import UsageError
     from bot.config import ConfigError, load_config
 
     try:
@@ -82,7 +82,6 @@ def _load(args: argparse.Namespace) -> Config:
 
 
 def run_discord(args: argparse.Namespace) -> int:
-    from bot.cli import UsageError
     from bot.config import load_secrets
     from bot.logging import setup_logging
 
@@ -106,7 +105,6 @@ def run_discord(args: argparse.Namespace) -> int:
 
 def prepared_runtime(config: Config, secrets: Secrets) -> Runtime:
     """The runtime, with every format's models checked now (a missing key fails at startup)."""
-    from bot.cli import UsageError
     from bot.runtime import Runtime
     from core.errors import ModelConfigError
     from core.formats import FORMATS
@@ -126,7 +124,6 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
     import discord
 
     from adapters.discord import create_bot
-    from bot.cli import UsageError
     from bot.operations import watch_platform
 
     if stop is None:
@@ -176,7 +173,6 @@ def application_id_from_token(token: str) -> int | None:
 
 def print_invite(args: argparse.Namespace) -> int:
     from adapters.discord.permissions import invite_url
-    from bot.cli import UsageError
     from bot.config import load_secrets
 
     client_id: int | None = args.client_id

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bot.errors import UsageError
 from bot.gctune import tune_gc
 
 if TYPE_CHECKING:
@@ -71,7 +72,6 @@ def choose_mode(
     secrets: Secrets, settings: SlackSettings, *, force_http: bool, host: str | None, port: int | None
 ) -> Mode:
     """Socket Mode or HTTP from the tokens present. Raises UsageError naming what is missing."""
-    from bot.cli import UsageError
 
     def value(secret: SecretStr | None) -> str | None:
         text = secret.get_secret_value().strip() if secret is not None else ""
@@ -101,7 +101,6 @@ def choose_mode(
 
 
 def run_slack(args: argparse.Namespace) -> int:
-    from bot.cli import UsageError
     from bot.config import ConfigError, load_config, load_secrets
     from bot.logging import setup_logging
 

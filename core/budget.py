@@ -242,9 +242,6 @@ class DebateBudget:
         context_chars = c.recent_turns * c.max_turn_chars + c.digest_lines * c.digest_line_chars
         return CallPlan("summary", system, "x" * (context_chars + 2000))
 
-    def closing_worst_case(self, system: str = "") -> int:
-        return self.worst_case(self.closing_plan(system))
-
     def set_aside_for_closing(self, system: str = "", price: ModelPrice | None = None) -> None:
         """Hold back the closing call's worst case, in each ledger where it fits in a fair share of
         the ceiling (elsewhere the closing call may be refused: the debate then ends unsummarised)."""

@@ -8,7 +8,7 @@ union exhaustively (`typing.assert_never` in the default branch).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -221,3 +221,13 @@ def dump_event(event: Event) -> str:
 
 def load_event(payload: str | bytes) -> Event:
     return _ADAPTER.validate_json(payload)
+
+
+E = TypeVar("E", bound=Event)
+
+
+class Emit(Protocol):
+    """A debate's emit path: takes an event and gives it back stamped (`debate_id`, `seq`, `at`),
+    of the same type, once it is stored and handed to the sink."""
+
+    async def __call__(self, event: E, /) -> E: ...

@@ -12,12 +12,12 @@ makes the vote go on as if nobody voted, and the thread is told.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Sequence
+from typing import Literal, Protocol
 
 from core.clock import Clock
 from core.errors import BallotClosedError, InvalidChoiceError
-from core.events import HumanVoteOpened, Notice, VoteCast, VoteWithdrawn
+from core.events import Emit, HumanVoteOpened, Notice, VoteCast, VoteWithdrawn
 from core.models import VoteOption, Voter
 from core.state import DebateState
 
@@ -67,7 +67,7 @@ class CardsShown:
 class HumanBallots:
     def __init__(
         self,
-        emit: Callable[[Any], Awaitable[Any]],
+        emit: Emit,
         state: DebateState,
         clock: Clock,
         resume: WindowResume | None = None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel
 
 from core.budget import BudgetExhausted
 from core.context import ContextBuilder
@@ -29,9 +29,23 @@ from core.events import (
     VotingClosed,
     VotingStarted,
 )
+from core.formats.arena_rules import (
+    KEEP,
+    OPTIONS,
+    REPLACE,
+    ArenaOptions,
+    ArenaVote,
+    all_played,
+    clock_text,
+    closing_figures,
+    people_majority,
+    switch_reason,
+    tally_text,
+    turn_label,
+)
 from core.formats.base import DebateFormat, MeteredCall, Outcome
 from core.llm.agents import Decision
-from core.models import CastMember, Persona, VoteOption, Voter
+from core.models import CastMember, Persona, Voter
 from core.ordered import each_in_order
 from core.prompts import arena as prompts
 from core.prompts import excerpt, persona_system
@@ -40,53 +54,7 @@ from core.spec import parse_options
 from core.state import TurnRecord
 from core.turns import run_turn
 
-KEEP = VoteOption(key="keep", label="Keep", emoji="✅")
-REPLACE = VoteOption(key="replace", label="Replace", emoji="❌")
-OPTIONS = (KEEP, REPLACE)
-
-_STANCE = {"proposition": "for", "opposition": "against", "moderator": "moderator"}
-
-
-class ArenaOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    duration: int = Field(300, ge=30, le=7200, description="debate time in seconds (votes excluded)")
-    exchanges_per_round: int = Field(3, ge=1, le=10, description="exchanges before each vote")
-    rounds: int | None = Field(
-        None,
-        ge=1,
-        le=200,
-        description="rounds (exchanges, then a vote; none after the last) before the moderator sums up",
-    )
-    first_speaker: str | None = Field(None, description="persona id from the pool; random if unset")
-    humans: Literal["off", "tiebreak", "vote"] = Field("tiebreak", description="how people vote")
-    human_window: int = Field(30, ge=5, le=600, description="seconds people have to vote")
-
-
-class ArenaVote(BaseModel):
-    """An observer's judgement of the active speaker."""
-
-    vote: Literal["keep", "replace"]
-    reason: str = Field(description="one sentence of reasoning")
-
-    @field_validator("reason")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        flat = " ".join(value.split())
-        return flat if len(flat) <= 300 else flat[:299] + "…"
-
-
-def _label(turn: TurnRecord) -> str:
-    return f"{turn.speaker.name}, {_STANCE.get(turn.role, turn.role)}"
-
-
-def _all_played(rounds: int) -> str:
-    return f"all {rounds} rounds were played" if rounds > 1 else "its one round was played"
-
-
-def _clock_text(seconds: float) -> str:
-    s = round(seconds)
-    return f"{s // 60}:{s % 60:02d}"
+__all__ = ["KEEP", "OPTIONS", "REPLACE", "Arena", "ArenaOptions", "ArenaVote"]
 
 
 class Arena(DebateFormat):
@@ -136,7 +104,7 @@ class Arena(DebateFormat):
         self.pool = [ctx.personas[pid] for pid in conf.pool]
         self.opposition = ctx.personas[conf.opposition]
         self.moderator = ctx.personas[conf.moderator]
-        self.context = ContextBuilder(ctx.settings.context, label=_label)
+        self.context = ContextBuilder(ctx.settings.context, label=turn_label)
         first_id = self.opts.first_speaker or ctx.rng("first-speaker").choice(conf.pool)
         active = ctx.personas[first_id]
 
@@ -181,7 +149,7 @@ class Arena(DebateFormat):
                 if ending is None:
                     ending = self._should_end()
                 if ending is None and round_no >= self._round_cap():  # the last round: no vote after it
-                    ending = ("max_rounds", _all_played(round_no))
+                    ending = ("max_rounds", all_played(round_no))
                 if ending is None:
                     active = await self._vote(round_no, active)
                     round_no += 1
@@ -196,7 +164,7 @@ class Arena(DebateFormat):
     def _should_end(self) -> tuple[CompletionReason, str] | None:
         ctx = self.ctx
         if ctx.debate_clock.expired:
-            return "time_up", f"time ran out after {_clock_text(ctx.debate_clock.elapsed)} of debate"
+            return "time_up", f"time ran out after {clock_text(ctx.debate_clock.elapsed)} of debate"
         if ctx.budget_spent():
             return self._budget_ending()
         return None
@@ -301,19 +269,19 @@ class Arena(DebateFormat):
         note = ""
         if human is not None:
             human_tally = human.result()
-            side = _majority(human_tally)
+            side = people_majority(human_tally)
             if side is not None:
                 tally[side] += 1
                 note = f"The people's majority counted as one vote for {side}."
         if tally["keep"] == tally["replace"]:
             if mode == "tiebreak":
                 human_tally = await ctx.ballots.run_window(vote_id, OPTIONS, window, "tie")
-                side = _majority(human_tally)
+                side = people_majority(human_tally)
             else:
                 side = None
             if side is not None:
                 decision, tie_broken_by = side, "humans"
-                note = f"Tie broken by the people in the channel ({_tally_text(human_tally)})."
+                note = f"Tie broken by the people in the channel ({tally_text(human_tally)})."
             else:
                 decision, tie_broken_by = "keep", "default"
                 note = "Tie: with no deciding human vote, the speaker stays."
@@ -340,7 +308,7 @@ class Arena(DebateFormat):
                     old=active.ref(),
                     new=new.ref(),
                     round=round_no,
-                    reason=_switch_reason(tally, human_tally, tie_broken_by, ai=(replace, keep)),
+                    reason=switch_reason(tally, human_tally, tie_broken_by, ai=(replace, keep)),
                 )
             )
             active = new
@@ -400,7 +368,7 @@ class Arena(DebateFormat):
         await self._tick()
         c = ctx.debate_clock
         stats = ctx.state.statistics(debate_seconds=c.elapsed, paused_seconds=c.paused_total)
-        figures = _figures(stats.model_dump(), self._spoken(), len(ctx.state.switches))
+        figures = closing_figures(stats.model_dump(), self._spoken(), len(ctx.state.switches))
         if reason == "budget":
             return Outcome(reason, detail, summary=f"No summary: {detail}. {figures}")
         context = self.context.build(self._spoken()).render()
@@ -421,46 +389,3 @@ class Arena(DebateFormat):
             return Outcome(reason, detail, summary=summary)
         summary = turn.text if not turn.fallback else f"The moderator could not sum up. {figures}"
         return Outcome(reason, detail, summary=summary)
-
-
-def _switch_reason(
-    tally: dict[str, float],
-    human_tally: dict[str, int],
-    tie_broken_by: str | None,
-    *,
-    ai: tuple[int, int],
-) -> str:
-    """Who sent the speaker off, with the figures that decided it."""
-    ai_replace, ai_keep = ai
-    if tie_broken_by == "humans":
-        people = f"{human_tally.get('replace', 0)}–{human_tally.get('keep', 0)}"
-        return f"the people broke a {ai_replace}–{ai_keep} tie of the observers, voting {people} to replace"
-    if human_tally and (tally["replace"], tally["keep"]) != (ai_replace, ai_keep):
-        return (
-            f"voted off {int(tally['replace'])}–{int(tally['keep'])}: the observers {ai_replace}–{ai_keep},"
-            " the people's majority counted as one vote"
-        )
-    return f"voted off {ai_replace}–{ai_keep} by the observers' majority"
-
-
-def _majority(tally: dict[str, int]) -> str | None:
-    keep, replace = tally.get("keep", 0), tally.get("replace", 0)
-    if keep == replace:
-        return None
-    return "keep" if keep > replace else "replace"
-
-
-def _tally_text(tally: dict[str, int]) -> str:
-    labels = {o.key: o.label.lower() for o in OPTIONS}
-    return ", ".join(f"{labels.get(k, k)} {v}" for k, v in tally.items())
-
-
-def _figures(stats: dict[str, Any], spoken: list[TurnRecord], switches: int) -> str:
-    by_speaker: dict[str, int] = {}
-    for turn in spoken:
-        by_speaker[turn.speaker.name] = by_speaker.get(turn.speaker.name, 0) + 1
-    speakers = ", ".join(f"{name} {n}" for name, n in by_speaker.items()) or "none"
-    return (
-        f"{stats['turns']} turns over {stats['rounds']} rounds ({speakers}); "
-        f"{switches} speaker switches; {int(stats['debate_seconds'])} s of debate."
-    )

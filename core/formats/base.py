@@ -4,34 +4,21 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from core.budget import CallPlan, DebateBudget, MeteredAgent
 from core.clock import Clock, DebateClock
-from core.events import CompletionReason, Event
+from core.events import CompletionReason, Emit
 from core.llm.registry import CallKind, DebateModels
 from core.models import Persona
 from core.replay import Replay
 from core.settings import CoreSettings, ResearchSettings
 from core.state import DebateState
 from core.voting import HumanBallots
-
-E = TypeVar("E", bound=Event)
-
-
-class Emitter:
-    """Stamps and emits events for one debate (store first, then the sink)."""
-
-    def __init__(self, emit: Callable[[Any], Awaitable[Any]]) -> None:
-        self._emit = emit
-
-    async def __call__(self, event: E) -> E:
-        stamped: E = await self._emit(event)
-        return stamped
 
 
 @dataclass
@@ -44,7 +31,8 @@ class DebateContext:
     clock: Clock
     debate_clock: DebateClock
     state: DebateState
-    emit: Emitter
+    emit: Emit
+    """Stamps and emits events for the debate (store first, then the sink); gives each back stamped."""
     ballots: HumanBallots
     replay: Replay | None = None
     budget: DebateBudget = field(init=False)

@@ -24,180 +24,31 @@ that fails or cannot be read counts as an abstention, with a notice.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import combinations
-from typing import Any, Literal, TypeVar, cast
-
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from collections.abc import Mapping
+from typing import Any
 
 from core.budget import BudgetExhausted
-from core.context import trim
-from core.errors import ModelCallError, SpecError
-from core.events import (
-    DebateStarted,
-    Notice,
-    PhaseChanged,
-    TurnCompleted,
-    Verdict,
-    VoteCast,
-    VotingClosed,
-    VotingStarted,
+from core.errors import SpecError
+from core.events import DebateStarted, Notice, PhaseChanged, TurnCompleted, Verdict
+from core.formats.base import DebateFormat, Outcome
+from core.formats.council_rules import (
+    ABSTAIN,
+    EMOJIS,
+    CouncilOptions,
+    Proposal,
+    Ruling,
+    closeness,
+    similarity,
 )
-from core.formats.base import DebateFormat, MeteredCall, Outcome
-from core.llm.agents import Decision
-from core.models import CastMember, Persona, TokenUsage, VoteOption, Voter
-from core.ordered import each_in_order
+from core.formats.council_vote import CouncilVote
+from core.models import CastMember, Persona
 from core.prompts import council as prompts
-from core.prompts import excerpt, persona_system
+from core.prompts import persona_system
 from core.settings import CoreSettings
 from core.spec import parse_options
 from core.turns import TurnRequest, run_parallel_turns
 
-ABSTAIN = "abstain"
-EMOJIS = ("1️⃣", "2️⃣", "3️⃣", "4️⃣", "5️⃣", "6️⃣")
-VOTE_ID = "v1"
-
-Strategy = Literal["majority", "weighted", "consensus", "moderator"]
-TieBreaker = Literal["humans", "default"]
-
-_STRATEGY_TEXT = {
-    "majority": "by majority",
-    "weighted": "by expertise-weighted vote",
-    "consensus": "seeking consensus",
-    "moderator": "the moderator decides",
-}
-
-
-class CouncilOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    rounds: int = Field(2, ge=0, le=5, description="critique-and-revise rounds after the proposals")
-    strategy: Strategy = Field("majority", description="majority | weighted | consensus | moderator")
-    humans: Literal["off", "tiebreak"] = Field("tiebreak", description="whether people break ties")
-    human_window: int = Field(30, ge=5, le=600, description="seconds people have to break a tie")
-
-
-class MemberVote(BaseModel):
-    """A member's vote: a proposal's key or "abstain" (`choice_schema` narrows it to the ballot)."""
-
-    choice: str
-    reason: str = Field(description="one sentence of reasoning")
-
-    @field_validator("reason")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        return trim(value, 300)
-
-
-class ModeratorPick(MemberVote):
-    """The moderator's choice: a proposal's key (no abstaining)."""
-
-
-V = TypeVar("V", bound=MemberVote)
-
-
-def choice_schema(base: type[V], keys: Sequence[str]) -> type[V]:
-    """`base` with `choice` limited to `keys`, so a model (or a rehearsal) can only name a real option."""
-    allowed: Any = cast(Any, Literal)[tuple(keys)]
-    return create_model(
-        base.__name__,
-        __base__=base,
-        choice=(allowed, Field(description=f"one of: {', '.join(keys)}")),
-    )
-
-
-# --- convergence -------------------------------------------------------------------------------
-
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_STOPWORDS = frozenset(
-    re.findall(
-        r"\w+",
-        "a an and are as at be been but by can could do does for from had has have i if in into is it its"
-        " me my no not of on or our should so than that the their them then there these they this to"
-        " was we were what when which while who will with would you your",
-    )
-)
-
-
-def content_words(text: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS)
-
-
-def similarity(a: str, b: str) -> float:
-    """Word overlap of two texts: shared content words over all their content words (0 to 1)."""
-    wa, wb = content_words(a), content_words(b)
-    if not wa and not wb:
-        return 1.0
-    return len(wa & wb) / len(wa | wb)
-
-
-def closeness(texts: Sequence[str]) -> float:
-    """How far a set of proposals agrees: the least similar pair's overlap (0 for fewer than two)."""
-    if len(texts) < 2:
-        return 0.0
-    return min(similarity(a, b) for a, b in combinations(texts, 2))
-
-
-# --- counting ----------------------------------------------------------------------------------
-
-
-def tally_votes(
-    votes: Mapping[str, str], keys: Sequence[str], weights: Mapping[str, float] | None = None
-) -> dict[str, float]:
-    """Votes (voter id → choice) per proposal key; abstentions count for nothing."""
-    tally = dict.fromkeys(keys, 0.0)
-    for voter, choice in votes.items():
-        if choice in tally:
-            tally[choice] += weights[voter] if weights is not None else 1.0
-    return {k: round(v, 6) for k, v in tally.items()}  # 1.5 + 1.2 must equal 2.7
-
-
-def leaders(tally: Mapping[str, float]) -> list[str]:
-    """The keys with the top count, in ballot order (so the first is the earliest proposal)."""
-    best = max(tally.values(), default=0.0)
-    return [k for k, v in tally.items() if v == best]
-
-
-def _entries(proposals: Sequence[Proposal]) -> list[prompts.Entry]:
-    return [(p.key, p.author.name, p.text) for p in proposals]
-
-
-def _why(exc: Exception) -> str:
-    return exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__
-
-
-def _names(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """A member's latest proposal, as it stands on the ballot."""
-
-    key: str
-    author: Persona
-    text: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.author.name}'s proposal"
-
-
-@dataclass(frozen=True)
-class Ruling:
-    """How the vote came out. `how` reads after "the council adopted X"; `explain` says how the
-    tally was counted (shown on the vote card, not repeated in the summary)."""
-
-    winner: Proposal
-    tally: dict[str, float]
-    how: str
-    notes: tuple[str, ...]
-    explain: str = ""
-    human_tally: dict[str, int] = field(default_factory=dict)
-    tie_broken_by: TieBreaker | None = None
-    by: Persona | None = None
+__all__ = ["ABSTAIN", "EMOJIS", "Council", "CouncilOptions", "closeness", "similarity"]
 
 
 class Council(DebateFormat):
@@ -277,7 +128,15 @@ class Council(DebateFormat):
             proposals = self._ballot()
             if not proposals:
                 return Outcome("failed", "no member could make a proposal")
-            ruling = await self._vote(proposals)
+            vote = CouncilVote(
+                ctx,
+                self.opts,
+                members=self.members,
+                weights=self.weights,
+                moderator=self.moderator,
+                system=self._system,
+            )
+            ruling = await vote.run(proposals)
         except BudgetExhausted:  # the next call would not fit: nothing of it was shown
             return await self._out_of_budget(played)
         detail = f"the council voted after {played} revision round{'' if played == 1 else 's'}"
@@ -354,244 +213,6 @@ class Council(DebateFormat):
         """Each member's latest proposal, numbered in seat order (p1 is the earliest)."""
         standing = [(m, self.latest[m.id]) for m in self.members if m.id in self.latest]
         return [Proposal(key=f"p{i}", author=m, text=t.text) for i, (m, t) in enumerate(standing, 1)]
-
-    # --- the vote ------------------------------------------------------------------------------
-
-    async def _vote(self, proposals: list[Proposal]) -> Ruling:
-        ctx, opts = self.ctx, self.opts
-        limit = ctx.settings.formats.council.proposal_chars
-        options = tuple(
-            VoteOption(key=p.key, label=p.label, emoji=EMOJIS[i]) for i, p in enumerate(proposals)
-        )
-        voters = [*self.members, *([self.moderator] if self.moderator is not None else [])]
-        entries = _entries(proposals)
-        schema = choice_schema(MemberVote, [*(p.key for p in proposals), ABSTAIN])
-        own = {p.author.id: p.key for p in proposals}
-        prompt_for = {
-            m.id: prompts.vote(question=ctx.topic, proposals=entries, own_key=own.get(m.id), limit=limit)
-            for m in self.members
-        }
-        agents = ctx.metered_all(  # every member's vote reserved together, before the vote opens
-            [MeteredCall(m, "council", "vote", self._system(m), prompt_for[m.id]) for m in self.members],
-            what="the members' votes",
-        )
-        await ctx.emit(
-            PhaseChanged(
-                phase="voting",
-                detail=f"{len(self.members)} members are voting ({_STRATEGY_TEXT[opts.strategy]})…",
-            )
-        )
-        await ctx.emit(
-            VotingStarted(
-                vote_id=VOTE_ID,
-                title="Which proposal should the council adopt?",
-                options=options,
-                voters=tuple(p.ref() for p in voters),
-                humans=opts.humans,
-            )
-        )
-        cast_votes = await each_in_order(
-            [agent.consult(prompt_for[m.id], schema) for agent, m in zip(agents, self.members, strict=True)],
-            lambda i, outcome: self._record_vote(self.members[i], outcome),
-        )
-        ruling = await self._decide(proposals, options, cast_votes)
-        await ctx.emit(
-            VotingClosed(
-                vote_id=VOTE_ID,
-                tally=ruling.tally,
-                human_tally=ruling.human_tally,
-                decision=ruling.winner.key,
-                decision_label=f"{ruling.winner.label} wins",
-                tie_broken_by=ruling.tie_broken_by,
-                note=" ".join(n for n in (ruling.explain, *ruling.notes) if n),
-            )
-        )
-        return ruling
-
-    async def _decide(
-        self, proposals: list[Proposal], options: tuple[VoteOption, ...], cast_votes: list[VoteCast]
-    ) -> Ruling:
-        """Apply the strategy to the members' votes (asking the moderator or the people if needed)."""
-        strategy = self.opts.strategy
-        by_key = {p.key: p for p in proposals}
-        keys = list(by_key)
-        votes = {v.voter.id: v.choice for v in cast_votes}
-        heads = tally_votes(votes, keys)
-        weighted = strategy == "weighted"
-        tally = tally_votes(votes, keys, self.weights) if weighted else heads
-        notes: list[str] = []
-        winner: str | None = None
-        by: Persona | None = None
-        how = _STRATEGY_TEXT[strategy]
-        if strategy == "consensus":
-            chosen = {c for c in votes.values() if c != ABSTAIN}
-            if len(chosen) == 1:
-                winner, how = chosen.pop(), "by consensus"
-                notes.append("Unanimous: the council reached consensus.")
-            else:
-                how = "by majority"
-                notes.append("No consensus: fell back to majority.")
-        elif self.moderator is not None:
-            winner = await self._moderator_pick(proposals, cast_votes)
-            if winner is not None:
-                by, how = self.moderator, f"on the choice of {self.moderator.name}, the moderator"
-                notes.append(f"{self.moderator.name} decides as moderator; the members' votes are advice.")
-            else:
-                how = "by majority"
-                notes.append("The moderator could not decide: fell back to majority.")
-
-        tie_broken_by: TieBreaker | None = None
-        human_tally: dict[str, int] = {}
-        if winner is None:
-            top = leaders(tally)
-            winner = top[0]
-            if len(top) > 1:
-                winner, tie_broken_by, human_tally, tie_note = await self._break_tie(
-                    [by_key[k] for k in top], options
-                )
-                notes.append(tie_note)
-        if by is None:
-            score = (
-                f"{tally[winner]:g} of {sum(self.weights.values()):g} weight"
-                if weighted
-                else f"{tally[winner]:g} of {len(self.members)} votes"
-            )
-            how += f" ({score})"
-        explain = ""
-        if weighted:
-            explain = (
-                "Votes weighted by expertise: "
-                + ", ".join(f"{m.name} {self.weights[m.id]:g}" for m in self.members)
-                + "."
-            )
-            by_heads = leaders(heads)
-            if len(by_heads) == 1 and by_heads[0] != winner:
-                notes.append(f"By head count, {by_key[by_heads[0]].label} led.")
-        abstained = [v.voter.name for v in cast_votes if v.choice == ABSTAIN]
-        if abstained:
-            notes.append(f"{len(abstained)} abstained ({_names(abstained)}).")
-        return Ruling(by_key[winner], tally, how, tuple(notes), explain, human_tally, tie_broken_by, by)
-
-    async def _record_vote(self, member: Persona, outcome: Decision[MemberVote] | str) -> VoteCast:
-        """One member's vote; a failed or unreadable vote is an abstention, with a notice."""
-        voter = Voter.of(member.ref())
-        if isinstance(outcome, str):  # a broken voter abstains; the council still decides
-            message = f"{member.name} could not vote ({outcome}); counted as an abstention."
-            return await self._abstain(voter, "Could not vote", "vote_failed", message)
-        if outcome.value is None:
-            message = (
-                f"{member.name}'s vote could not be read and counts as an abstention:"
-                f" “{excerpt(outcome.raw, 120)}”"
-            )
-            return await self._abstain(voter, "Vote unreadable", "vote_unreadable", message, outcome.usage)
-        return await self.ctx.emit(
-            VoteCast(
-                vote_id=VOTE_ID,
-                voter=voter,
-                choice=outcome.value.choice,
-                reason=outcome.value.reason,
-                usage=outcome.usage,
-            )
-        )
-
-    async def _abstain(
-        self, voter: Voter, what: str, code: str, message: str, usage: TokenUsage | None = None
-    ) -> VoteCast:
-        cast_vote = await self.ctx.emit(
-            VoteCast(
-                vote_id=VOTE_ID,
-                voter=voter,
-                choice=ABSTAIN,
-                reason=f"{what}; counted as an abstention.",
-                defaulted=True,
-                usage=usage or TokenUsage(),
-            )
-        )
-        await self.ctx.emit(Notice(level="warning", code=code, message=message))
-        return cast_vote
-
-    async def _moderator_pick(self, proposals: list[Proposal], votes: list[VoteCast]) -> str | None:
-        """The moderator's choice, cast on the ballot; None (with a notice) if there is none."""
-        ctx, moderator = self.ctx, self.moderator
-        assert moderator is not None
-        by_key = {p.key: p for p in proposals}
-        lines = [
-            f"- {v.voter.name}: "
-            + (f"{v.choice} ({by_key[v.choice].label})" if v.choice in by_key else "abstained")
-            + (f" — {v.reason}" if v.reason else "")
-            for v in votes
-        ]
-        prompt = prompts.moderator_pick(
-            question=ctx.topic,
-            proposals=_entries(proposals),
-            votes="\n".join(lines),
-            limit=ctx.settings.formats.council.proposal_chars,
-        )
-        try:
-            agent = ctx.metered(moderator, "moderator", "vote", self._system(moderator), prompt)
-            decision = await agent.decide(prompt, choice_schema(ModeratorPick, list(by_key)))
-        except Exception as exc:  # the members' votes still decide (also when the budget cannot cover it)
-            await ctx.emit(
-                Notice(
-                    level="warning",
-                    code="moderator_failed",
-                    message=f"{moderator.name} could not choose ({_why(exc)});"
-                    " the members' majority decides.",
-                )
-            )
-            return None
-        if decision.value is None:
-            await ctx.emit(
-                Notice(
-                    level="warning",
-                    code="moderator_unreadable",
-                    message=f"{moderator.name}'s choice could not be read; the members' majority decides:"
-                    f" “{excerpt(decision.raw, 120)}”",
-                    usage=decision.usage,
-                )
-            )
-            return None
-        await ctx.emit(
-            VoteCast(
-                vote_id=VOTE_ID,
-                voter=Voter.of(moderator.ref()),
-                choice=decision.value.choice,
-                reason=decision.value.reason,
-                usage=decision.usage,
-            )
-        )
-        return decision.value.choice
-
-    async def _break_tie(
-        self, tied: list[Proposal], options: tuple[VoteOption, ...]
-    ) -> tuple[str, TieBreaker, dict[str, int], str]:
-        """People choose among the tied proposals when they may; otherwise the earliest wins.
-
-        Returns the winning key, who broke the tie, the people's tally and a note saying so.
-        """
-        names = _names([p.author.name for p in tied])
-        first = tied[0]
-        if self.opts.humans == "off":
-            return first.key, "default", {}, f"Tie between the proposals of {names}: the earliest wins."
-        keys = [p.key for p in tied]
-        window = tuple(o for o in options if o.key in keys)
-        counts = await self.ctx.ballots.run_window(VOTE_ID, window, float(self.opts.human_window), "tie")
-        people = {k: counts.get(k, 0) for k in keys}  # picks outside the tie do not count
-        top = leaders(people)
-        if len(top) == 1 and people[top[0]] > 0:
-            said = ", ".join(f"{p.author.name} {people[p.key]}" for p in tied)
-            return (
-                top[0],
-                "humans",
-                people,
-                f"Tie between the proposals of {names}: the people broke it ({said}).",
-            )
-        return (
-            first.key,
-            "default",
-            people,
-            f"Tie between the proposals of {names}; the people left it tied, so the earliest wins.",
-        )
 
     # --- the end -----------------------------------------------------------------------------
 

@@ -12,16 +12,12 @@ Markdown file at the end.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from core.budget import BudgetExhausted
 from core.context import ContextBuilder
-from core.documents import Document, check_document, check_quotes, read_document
+from core.documents import Document, check_document
 from core.errors import ModelCallError, SpecError
 from core.events import (
     Artifact,
@@ -33,64 +29,26 @@ from core.events import (
     TurnStarted,
 )
 from core.formats.base import DebateFormat, Outcome
-from core.models import CastMember, Persona, TokenUsage
-from core.prompts import excerpt
+from core.formats.panel_record import (
+    PanelOptions,
+    PanelQuestions,
+    Question,
+    Seat,
+    about,
+    clean_questions,
+    joined_names,
+    panel_markdown,
+    quote_checker,
+    read_all,
+)
+from core.models import CastMember, TokenUsage
 from core.prompts import panel as prompts
 from core.settings import CoreSettings
 from core.spec import parse_options
 from core.state import TurnRecord
-from core.turns import Annotate, TurnRequest, run_parallel_turns, run_turn
+from core.turns import TurnRequest, run_parallel_turns, run_turn
 
 MAX_UNVERIFIED_SHOWN = 10
-
-
-class PanelOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    documents: list[Document] = Field(
-        default_factory=list,
-        description="one per panellist, in order; when none are given, the configured documents",
-    )
-    question_document: Document | None = Field(
-        None, description="questions are drawn from it (the topic is then the subject)"
-    )
-    questions: int = Field(3, ge=1, le=10, description="questions to draw from the question document")
-    rounds: int = Field(1, ge=0, le=5, description="rounds over the accumulated answers after round 0")
-
-
-class PanelQuestions(BaseModel):
-    """The questions the synthesiser draws from the question document."""
-
-    questions: list[str] = Field(description="the questions, most important first")
-
-
-@dataclass(frozen=True)
-class Seat:
-    """A panellist and the one document they answer from."""
-
-    persona: Persona
-    document: Document
-
-
-@dataclass
-class Question:
-    number: int
-    text: str
-    answers: list[TurnCompleted] = field(default_factory=list)
-    final: TurnCompleted | None = None
-
-
-def _quote_checker(document: Document, others: Sequence[str]) -> Annotate:
-    """Check quotes against the document; quoting the question or a colleague back is not checked."""
-
-    def annotate(text: str) -> dict[str, Any]:
-        return {"quotes": check_quotes(text, document.text, skip_found_in=others)}
-
-    return annotate
-
-
-def _read_all(paths: Sequence[str], limit: int) -> list[Document]:
-    return [read_document(path, limit=limit) for path in paths]
 
 
 class Panel(DebateFormat):
@@ -161,8 +119,8 @@ class Panel(DebateFormat):
                     "rounds": self.opts.rounds,
                     "questions": [] if question_doc is not None else [ctx.topic],
                     "generate_questions": self.opts.questions if question_doc is not None else 0,
-                    "question_document": _about(question_doc) if question_doc is not None else None,
-                    "documents": [{**_about(s.document), "panellist": s.persona.id} for s in self.seats],
+                    "question_document": about(question_doc) if question_doc is not None else None,
+                    "documents": [{**about(s.document), "panellist": s.persona.id} for s in self.seats],
                     "synthesiser": self.synthesiser.id,
                 },
             )
@@ -188,7 +146,7 @@ class Panel(DebateFormat):
             return list(self.opts.documents), ""
         conf = self.ctx.settings.formats.panel
         try:
-            return await asyncio.to_thread(_read_all, conf.documents, conf.max_document_chars), ""
+            return await asyncio.to_thread(read_all, conf.documents, conf.max_document_chars), ""
         except SpecError as exc:
             return [], str(exc)
 
@@ -215,7 +173,7 @@ class Panel(DebateFormat):
                 error = exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__
                 continue
             usage = usage + decision.usage
-            found = _clean(decision.value.questions if decision.value else [], count, ctx.settings)
+            found = clean_questions(decision.value.questions if decision.value else [], count, ctx.settings)
             if found:
                 turn_id = ctx.next_turn_id()
                 await ctx.emit(
@@ -310,7 +268,7 @@ class Panel(DebateFormat):
             heading=f"Q{question.number} · Round {round_no} · from {doc.name}",
             prompt=prompt,
             system=prompts.panellist_system(seat.persona, self.ctx.topic, doc),
-            annotate=_quote_checker(doc, others),
+            annotate=quote_checker(doc, others),
         )
 
     def _answers_so_far(self, question: Question, *, viewer: str | None) -> str:
@@ -365,75 +323,12 @@ class Panel(DebateFormat):
         rounds = self.opts.rounds + 1
         quotes = [c for q in self.questions for a in q.answers for c in a.quotes]
         verified = sum(1 for c in quotes if c.verified)
+        speakers = joined_names([s.persona.name for s in self.seats])
         text = (
-            f"{_and([s.persona.name for s in self.seats])} answered from their documents over {rounds}"
+            f"{speakers} answered from their documents over {rounds}"
             f" round{'s' if rounds > 1 else ''} per question; {finals}. Quotes checked: {verified}"
             f" verified, {len(quotes) - verified} not found in the speaker's document."
         )
         if reason != "completed":
             text = f"The panel ended early: {detail}. {text}"
         return text + (f" The questions and answers are in {file}." if answered else "")
-
-
-def _about(document: Document) -> dict[str, Any]:
-    return {"name": document.name, "chars": len(document.text)}
-
-
-def _and(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _clean(questions: Sequence[str], count: int, settings: CoreSettings) -> list[str]:
-    """At most `count` distinct, non-empty questions, each trimmed to the topic length limit."""
-    found: list[str] = []
-    for raw in questions:
-        text = excerpt(raw, settings.limits.max_topic_length)
-        if text and text.casefold() not in {f.casefold() for f in found}:
-            found.append(text)
-    return found[:count]
-
-
-def panel_markdown(
-    topic: str,
-    debate_id: str,
-    seats: Sequence[Seat],
-    synthesiser: Persona,
-    questions: Sequence[Question],
-    *,
-    ending: str,
-    question_document: Document | None = None,
-) -> str:
-    """The Q&A file: every question with its final answer, then each panellist's answers by round."""
-    out = [
-        f"# Panel: {topic}",
-        "",
-        f"Debate `{debate_id}` · final answers by {synthesiser.name} · {ending}",
-        "",
-        "## Documents",
-        "",
-        *(f"- {s.persona.name}: {s.document.name} ({len(s.document.text):,} characters)" for s in seats),
-    ]
-    if question_document is not None:
-        out.append(f"- Questions drawn from {question_document.name} by {synthesiser.name}")
-    sources = {s.persona.id: s.document.name for s in seats}
-    for q in questions:
-        out += ["", f"## Q{q.number}. {q.text}", ""]
-        if q.final is None:
-            out.append(f"_Not answered: {ending}._")
-        elif q.final.fallback:
-            out.append(f"_No final answer: {synthesiser.name} could not write one._")
-        else:
-            out += [f"**Final answer** ({synthesiser.name}):", "", q.final.text]
-        if q.answers:
-            out += ["", "### The panel's answers"]
-        for a in q.answers:
-            source = sources.get(a.speaker.id, "their document")
-            text = f"_{a.text}_" if a.fallback else a.text
-            out += ["", f"#### Round {a.round} · {a.speaker.name} · from {source}", "", text]
-            if a.quotes:
-                out.append("")
-                out += [
-                    f"- “{c.text}” — {'✔ verified' if c.verified else f'✘ not found in {source}'}"
-                    for c in a.quotes
-                ]
-    return "\n".join(out) + "\n"

@@ -113,10 +113,6 @@ class ModelRegistry:
         if script is None and settings.script:
             self._script = Script.load(settings.script)
 
-    @property
-    def has_anthropic_key(self) -> bool:
-        return bool(self._anthropic_key)
-
     def check(self, value: str) -> ModelChoice:
         """Validate a model string now (provider known, package installed, key present)."""
         choice = parse_model_string(value)

@@ -12,8 +12,8 @@ from urllib.parse import parse_qs, urlparse
 import discord
 import pytest
 
-from bot.cli import UsageError
 from bot.discord_main import add_discord_commands, application_id_from_token
+from bot.errors import UsageError
 from tests.helpers import CONFIG_PATH, REPO
 
 APP_ID = 1456074443980800000

@@ -1,0 +1,70 @@
+"""What a front end holds while a debate runs: votes and stop in, status and result out."""
+
+from __future__ import annotations
+
+from core.errors import BallotClosedError
+from core.ports import Binding
+from core.session.results import DebateResult, DebateStatusView
+from core.session.run import DebateSession
+from core.spec import DebateSpec
+from core.state import DebateState
+
+
+class DebateHandle:
+    """What a front end holds while a debate runs: votes and stop in, result out."""
+
+    def __init__(self, session: DebateSession) -> None:
+        self._session = session
+
+    @property
+    def debate_id(self) -> str:
+        return self._session.debate_id
+
+    @property
+    def spec(self) -> DebateSpec:
+        return self._session.spec
+
+    @property
+    def binding(self) -> Binding:
+        return self._session.binding
+
+    @property
+    def state(self) -> DebateState:
+        return self._session.state
+
+    @property
+    def done(self) -> bool:
+        return self._session.done
+
+    async def cast_human_vote(
+        self, vote_id: str, voter_id: str, choice: str, *, voter_name: str | None = None
+    ) -> None:
+        """Record a person's vote (a newer one replaces theirs). Raises BallotError when refused."""
+        if self.done:
+            raise BallotClosedError("The debate has ended.")
+        await self._session.ballots.cast(vote_id, voter_id, choice, voter_name)
+
+    async def withdraw_human_vote(self, vote_id: str, voter_id: str) -> None:
+        if self.done:
+            raise BallotClosedError("The debate has ended.")
+        await self._session.ballots.withdraw(vote_id, voter_id)
+
+    def vote_card_shown(self, vote_id: str, shown: bool = True) -> None:
+        """The front end's report: the vote card and its ballot are visible (or cannot be shown).
+        The people's window opens from then (sinks with `reports_cards_shown = True`)."""
+        cards = self._session.ballots.cards
+        if cards is not None:
+            cards.report(vote_id, shown)
+
+    def human_vote_open(self, vote_id: str) -> bool:
+        return not self.done and self._session.ballots.is_open(vote_id)
+
+    async def stop(self, reason: str = "stopped") -> None:
+        """Ask the debate to end now; it closes with its statistics. `wait()` for the result."""
+        self._session.request_stop(reason)
+
+    async def wait(self) -> DebateResult:
+        return await self._session.wait()
+
+    def status(self) -> DebateStatusView:
+        return self._session.status()

@@ -1,0 +1,102 @@
+"""Recovery is the engine's own: a manager and a store are all it needs to pick a debate up again."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from core.clock import FakeClock
+from core.events import DebateCompleted, Notice, TurnCompleted
+from core.llm.registry import ModelRegistry
+from core.manager import DebateManager
+from core.ports import DebateRecord, EventSink
+from core.recovery import RESUME_OFF, Recovery
+from core.settings import CoreSettings
+from core.spec import DebateSpec
+from core.storage import open_store
+from tests.helpers import RecordingSink, make_config
+
+SPEC = DebateSpec(
+    "arena", "Should cities ban cars?", {"rounds": 2, "exchanges_per_round": 1, "first_speaker": "ada"}
+)
+
+
+@asynccontextmanager
+async def engine(url: str, settings: CoreSettings) -> AsyncIterator[DebateManager]:
+    """The engine alone, as a process builds it: a store, the models and the manager."""
+    store = await open_store(url, settings.storage)
+    clock = FakeClock()
+    manager = DebateManager(
+        settings=settings, store=store, models=ModelRegistry(settings.model, clock=clock), clock=clock
+    )
+    try:
+        yield manager
+    finally:
+        await manager.aclose()
+        await store.close()
+
+
+async def cut_short(url: str, settings: CoreSettings) -> str:
+    """Start a debate and stop the process once its first turn is said (it stays resumable)."""
+    said = asyncio.Event()
+    sink = RecordingSink()
+    sink.hooks.append(lambda e: said.set() if isinstance(e, TurnCompleted) else None)
+    async with engine(url, settings) as manager:
+        handle = await manager.start(SPEC, sink, seed=4)
+        await said.wait()
+        return handle.debate_id
+
+
+async def test_a_cut_short_debate_is_resumed_and_finished_without_the_bot(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    settings, url = config.core(), config.storage.url
+    debate_id = await cut_short(url, settings)
+    sink = RecordingSink()
+
+    async def attach(record: DebateRecord, bindings: dict[str, str]) -> EventSink | None:
+        return sink
+
+    async with engine(url, settings) as manager:
+        recovery = Recovery(manager, resume=True, heartbeat_seconds=settings.storage.heartbeat_seconds)
+        [handle] = await recovery.resume_debates("terminal", attach)
+        result = await handle.wait()
+        await recovery.aclose()
+    assert handle.debate_id == debate_id and result.reason in ("completed", "max_rounds")
+    assert isinstance(sink.events[-1], DebateCompleted)
+    assert all(e.seq > 1 for e in sink.events)  # what the channel saw before the cut is not shown again
+
+
+async def test_with_resuming_off_the_debate_is_closed_with_the_engine_s_message(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    settings, url = config.core(), config.storage.url
+    debate_id = await cut_short(url, settings)
+    sink = RecordingSink()
+
+    async def attach(record: DebateRecord, bindings: dict[str, str]) -> EventSink | None:
+        return sink
+
+    async with engine(url, settings) as manager:
+        recovery = Recovery(manager, resume=False, heartbeat_seconds=settings.storage.heartbeat_seconds)
+        assert await recovery.resume_debates("terminal", attach) == []
+        record = await manager.store.get_debate(debate_id)
+    notices = [e for e in sink.events if isinstance(e, Notice)]
+    assert [n.message for n in notices] == [RESUME_OFF]
+    assert record is not None and record.status == "interrupted" and record.reason == RESUME_OFF
+
+
+async def test_a_debate_asked_for_that_no_longer_fits_is_closed_saying_why(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    debate_id = await cut_short(config.storage.url, config.core())
+    capped = make_config(tmp_path, limits={"max_rounds": 1}).core()  # the debate asked for 2 rounds
+    sink = RecordingSink()
+    async with engine(config.storage.url, capped) as manager:
+        recovery = Recovery(manager, resume=True, heartbeat_seconds=capped.storage.heartbeat_seconds)
+        record = await manager.store.get_debate(debate_id)
+        assert record is not None
+        assert await recovery.resume_asked(record, sink) is None
+        record = await manager.store.get_debate(debate_id)
+    [notice] = [e for e in sink.events if isinstance(e, Notice)]
+    assert notice.message.startswith("This debate could not be resumed: its options no longer fit")
+    assert record is not None and record.status == "failed"
