@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.errors import UsageError
 from bot.gctune import tune_gc
+from bot.startup import check_models, unreachable
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -106,15 +107,9 @@ def run_discord(args: argparse.Namespace) -> int:
 def prepared_runtime(config: Config, secrets: Secrets) -> Runtime:
     """The runtime, with every format's models checked now (a missing key fails at startup)."""
     from bot.runtime import Runtime
-    from core.errors import ModelConfigError
-    from core.formats import FORMATS
 
     runtime = Runtime(config, secrets=secrets)
-    try:
-        for fmt in FORMATS.values():
-            runtime.models.check_roles(fmt.roles())
-    except ModelConfigError as exc:
-        raise UsageError(str(exc)) from None
+    check_models(config, secrets, runtime.models)
     return runtime
 
 
@@ -143,7 +138,7 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
             except discord.LoginFailure as exc:
                 raise UsageError(f"Discord rejected DISCORD_TOKEN ({exc}); copy the token again") from None
             except (OSError, aiohttp.ClientError) as exc:
-                print(f"rostra: cannot reach Discord: {exc}", file=sys.stderr)
+                print(f"rostra: {unreachable('Discord', exc)}", file=sys.stderr)
                 return EXIT_FAILED
             finally:
                 closer.cancel()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.errors import UsageError
 from bot.gctune import tune_gc
+from bot.startup import EXIT_CONFIG, check_models, unreachable
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -82,10 +83,16 @@ def choose_mode(
         if value(secrets.slack_signing_secret) is None:
             raise UsageError("SLACK_SIGNING_SECRET is not set: HTTP mode needs it; see docs/slack.md")
         return Mode(socket=False, host=host or settings.http_host, port=port or settings.http_port)
-    if value(secrets.slack_bot_token) is None:
+    bot_token = value(secrets.slack_bot_token)
+    if bot_token is None:
         raise UsageError(
             "SLACK_BOT_TOKEN is not set: install the app from slack-manifest.yaml and export its"
             " Bot User OAuth Token (xoxb-…); see docs/slack.md"
+        )
+    if not bot_token.startswith("xoxb-"):
+        raise UsageError(
+            "SLACK_BOT_TOKEN is not a bot token (it starts with xoxb-): copy the Bot User OAuth Token"
+            " from the app's OAuth & Permissions page; see docs/slack.md"
         )
     app_token = value(secrets.slack_app_token)
     if app_token is not None and not force_http:
@@ -110,6 +117,7 @@ def run_slack(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     secrets = load_secrets()
     mode = choose_mode(secrets, config.slack, force_http=args.http, host=args.host, port=args.port)
+    check_models(config, secrets)
     setup_logging(
         config.logging.level,
         secrets=secrets.values(),
@@ -158,8 +166,13 @@ async def serve(
                 log.exception("could not resume the Slack debates a restart cut short")
 
         try:
-            team = await check_token(app) if stores is None else "every workspace that installs Rostra"
-            url = await check_app_token(app, mode.app_token) if mode.socket and mode.app_token else None
+            try:
+                team = await check_token(app) if stores is None else "every workspace that installs Rostra"
+                url = await check_app_token(app, mode.app_token) if mode.socket and mode.app_token else None
+            except SlackConfigError as exc:  # a token Slack refuses: a configuration error
+                return _fail(str(exc), EXIT_CONFIG)
+            except OSError as exc:  # aiohttp's connection errors are OSErrors
+                return _fail(unreachable("Slack (slack.com)", exc))
             watch_platform(rt, "slack", lambda: not stop.is_set())  # for /readyz: token accepted, serving
             print(f"rostra: serving {team} in Slack ({mode.describe()}); Ctrl+C stops", file=sys.stderr)
             if mode.socket:
@@ -205,6 +218,6 @@ def _on_signals(stop: asyncio.Event) -> None:
             loop.add_signal_handler(sig, stop.set)
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, code: int = EXIT_FAILED) -> int:
     print(f"rostra: {message}", file=sys.stderr)
-    return EXIT_FAILED
+    return code

@@ -121,7 +121,8 @@ class ModelRegistry:
         if choice.provider == "anthropic" and not self._anthropic_key:
             raise ModelConfigError(
                 f"Model {value!r} needs ANTHROPIC_API_KEY in the environment"
-                " (or use --model scripted for the offline rehearsal)"
+                " (for the offline rehearsal instead: --model scripted in the terminal,"
+                " model.default: scripted in config.yaml for a bot)"
             )
         module_path, class_name = MODEL_PROVIDER_CLASSES[choice.provider]
         try:

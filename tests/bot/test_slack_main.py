@@ -147,7 +147,7 @@ async def test_a_token_slack_rejects_ends_with_one_line(
     api.fail_next("auth.test", status=200, error="invalid_auth")
     secrets = Secrets(slack_bot_token=BOT_TOKEN, slack_app_token=APP_TOKEN)
     code = await serve(config, secrets, Mode(socket=True, app_token=APP_TOKEN), stop=asyncio.Event())
-    assert code == 1
+    assert code == 2  # a configuration error: restarting will not help
     assert (
         capsys.readouterr().err.strip()
         == "rostra: Slack refused SLACK_BOT_TOKEN (invalid_auth); check the token."
@@ -345,11 +345,13 @@ async def test_a_slack_bot_killed_mid_vote_resumes_with_every_vote(tmp_path: Pat
 async def _rostra_slack(tmp_path: Path, api: FakeSlack, **tokens: str) -> asyncio.subprocess.Process:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "SLACK_"))}
     env.update(
-        ROSTRA_CONFIG=str(REPO / "config.yaml"),
-        ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}",
-        ROSTRA_SLACK__API_URL=api.base_url,
-        ROSTRA_MODEL__DEFAULT="scripted",
-        **tokens,
+        {
+            "ROSTRA_CONFIG": str(REPO / "config.yaml"),
+            "ROSTRA_STORAGE__URL": f"sqlite:///{tmp_path / 'rostra.db'}",
+            "ROSTRA_SLACK__API_URL": api.base_url,
+            "ROSTRA_MODEL__DEFAULT": "scripted",
+            **tokens,
+        }
     )
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "slack", cwd=REPO, env=env, stderr=asyncio.subprocess.PIPE
@@ -373,7 +375,7 @@ async def test_rostra_slack_with_a_bad_token_says_so_and_exits_promptly(
     assert proc.stderr is not None
     err = await asyncio.wait_for(proc.stderr.read(), 20)
     code = await asyncio.wait_for(proc.wait(), 5)
-    assert code == 1
+    assert code == 2
     assert err.decode().strip().splitlines() == [f"rostra: Slack refused {which} ({error}); check the token."]
 
 
@@ -391,3 +393,62 @@ async def test_rostra_slack_stops_on_a_signal_even_while_it_cannot_connect(
     proc.send_signal(sig)
     code = await asyncio.wait_for(proc.wait(), 10)
     assert code == 0
+
+
+async def test_a_token_that_is_not_a_bot_token_is_named_before_anything_else(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    proc = await _rostra_slack(tmp_path, api, SLACK_BOT_TOKEN="garbage")  # and no signing secret
+    assert proc.stderr is not None
+    err = (await asyncio.wait_for(proc.stderr.read(), 20)).decode()
+    assert await asyncio.wait_for(proc.wait(), 5) == 2
+    assert "SLACK_BOT_TOKEN is not a bot token" in err and "SIGNING_SECRET" not in err
+
+
+async def test_rostra_slack_checks_the_model_key_at_start_up(tmp_path: Path, api: FakeSlack) -> None:
+    proc = await _rostra_slack(
+        tmp_path,
+        api,
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_APP_TOKEN=APP_TOKEN,
+        ROSTRA_MODEL__DEFAULT="anthropic:claude-x",
+    )
+    assert proc.stderr is not None
+    err = (await asyncio.wait_for(proc.stderr.read(), 20)).decode()
+    assert await asyncio.wait_for(proc.wait(), 5) == 2
+    [line] = err.strip().splitlines()
+    assert "needs ANTHROPIC_API_KEY" in line and "model.default: scripted" in line
+    assert api.calls == []  # refused before anything reached Slack
+
+
+async def test_an_unreachable_slack_reads_cannot_reach(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "SLACK_"))}
+    env.update(
+        ROSTRA_CONFIG=str(REPO / "config.yaml"),
+        ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}",
+        ROSTRA_SLACK__API_URL=f"http://127.0.0.1:{port}/api/",
+        ROSTRA_MODEL__DEFAULT="scripted",
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_SIGNING_SECRET="s" * 32,
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "slack",
+        "--http",
+        "--port",
+        "1",
+        cwd=REPO,
+        env=env,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    err = (await asyncio.wait_for(proc.stderr.read(), 60)).decode()
+    assert await asyncio.wait_for(proc.wait(), 5) == 1
+    assert "cannot reach Slack" in err and "cannot serve" not in err and "Traceback" not in err
