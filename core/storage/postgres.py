@@ -11,74 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import asyncpg
 
 from core.errors import LeaseLost, StoreError, StoreUnavailable
 from core.events import Event, dump_event, load_event
-from core.ports import Binding, DebateRecord, DebateStatus, new_owner_id, owner_alive, retire_owner_id
+from core.ports import DebateRecord, DebateStatus, new_owner_id, owner_alive, retire_owner_id
 from core.settings import StorageSettings
+from core.storage import sql
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SQL = sql.POSTGRES
 VOTES_CHANNEL = "rostra_votes"
 _MIGRATION_LOCK = 7_303_372  # an advisory lock id: one process creates the schema at a time
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS debates (
-    id          TEXT PRIMARY KEY,
-    format      TEXT NOT NULL,
-    topic       TEXT NOT NULL,
-    spec        TEXT NOT NULL,
-    status      TEXT NOT NULL,
-    reason      TEXT NOT NULL DEFAULT '',
-    platform    TEXT NOT NULL DEFAULT '',
-    scope       TEXT NOT NULL DEFAULT '',
-    channel     TEXT NOT NULL DEFAULT '',
-    started_by  TEXT NOT NULL DEFAULT '',
-    created_at  TEXT NOT NULL,
-    updated_at  TEXT NOT NULL,
-    owner       TEXT NOT NULL DEFAULT '',
-    lease_until DOUBLE PRECISION NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS debates_by_status ON debates (status, created_at);
-CREATE TABLE IF NOT EXISTS events (
-    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
-    seq         INTEGER NOT NULL,
-    kind        TEXT NOT NULL,
-    at          TEXT NOT NULL,
-    payload     TEXT NOT NULL,
-    PRIMARY KEY (debate_id, seq)
-);
-CREATE TABLE IF NOT EXISTS model_calls (
-    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
-    key         TEXT NOT NULL,
-    n           INTEGER NOT NULL,
-    payload     TEXT NOT NULL,
-    PRIMARY KEY (debate_id, key, n)
-);
-CREATE TABLE IF NOT EXISTS bindings (
-    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
-    key         TEXT NOT NULL,
-    value       TEXT NOT NULL,
-    PRIMARY KEY (debate_id, key)
-);
-CREATE TABLE IF NOT EXISTS votes_inbox (
-    id          BIGSERIAL PRIMARY KEY,
-    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
-    payload     TEXT NOT NULL
-);
-"""
 
 _TRANSIENT: tuple[type[BaseException], ...] = (
     OSError,
@@ -116,16 +68,7 @@ _ASYNCPG_ERRORS = (
 
 def store_fault(exc: BaseException) -> StoreError:
     """An asyncpg error as the store's own: StoreUnavailable when retrying may help."""
-    if isinstance(exc, StoreError):
-        return exc
-    text = str(exc) or type(exc).__name__
-    if isinstance(exc, _TRANSIENT):
-        return StoreUnavailable(f"the database is unavailable: {text}")
-    return StoreError(f"the database refused a write: {text}")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
+    return sql.fault(exc, transient=isinstance(exc, _TRANSIENT))
 
 
 def _server_settings(settings: StorageSettings) -> dict[str, str]:
@@ -158,13 +101,14 @@ class PostgresStore:
         try:
             async with pool.acquire() as conn, conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
-                await conn.execute(_SCHEMA)
+                for statement in SQL.schema:
+                    await conn.execute(statement)
                 version = await conn.fetchval("SELECT version FROM schema_version")
                 if version is None:
-                    await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", SCHEMA_VERSION)
-                elif version != SCHEMA_VERSION:
+                    await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", sql.SCHEMA_VERSION)
+                elif version != sql.SCHEMA_VERSION:
                     raise StoreError(
-                        f"{_safe(url)} has schema version {version}; this Rostra expects {SCHEMA_VERSION}"
+                        f"{_safe(url)} has schema version {version}; this Rostra expects {sql.SCHEMA_VERSION}"
                     )
         except BaseException as exc:
             await pool.close()
@@ -209,7 +153,7 @@ class PostgresStore:
             raise store_fault(exc) from None
 
     async def _fence(self, conn: asyncpg.Connection, debate_id: str) -> None:
-        owner = await conn.fetchval("SELECT owner FROM debates WHERE id = $1 FOR UPDATE", debate_id)
+        owner = await conn.fetchval(SQL.fence, debate_id)
         if owner is None:
             raise StoreError(f"no debate {debate_id}")
         if owner not in ("", self._owner):  # released (the debate ended) or ours: writable
@@ -236,9 +180,7 @@ class PostgresStore:
 
     async def acquire(self, debate_id: str) -> bool:
         async def op(conn: asyncpg.Connection) -> bool:
-            row = await conn.fetchrow(
-                "SELECT owner, lease_until FROM debates WHERE id = $1 FOR UPDATE", debate_id
-            )
+            row = await conn.fetchrow(SQL.lease_of, debate_id)
             if row is None:
                 return False
             owner, until = row["owner"], float(row["lease_until"])
@@ -246,10 +188,7 @@ class PostgresStore:
             if owner not in ("", self._owner) and until > now and owner_alive(owner):
                 return False
             await conn.execute(
-                "UPDATE debates SET owner = $1, lease_until = $2 WHERE id = $3",
-                self._owner,
-                now + self.settings.lease_seconds,
-                debate_id,
+                SQL.take_lease, self._owner, now + self.settings.lease_seconds, debate_id, owner
             )
             return True
 
@@ -260,17 +199,13 @@ class PostgresStore:
 
     async def release(self, debate_id: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:
-            await conn.execute(
-                "UPDATE debates SET owner = '', lease_until = 0 WHERE id = $1 AND owner = $2",
-                debate_id,
-                self._owner,
-            )
+            await conn.execute(SQL.release, debate_id, self._owner)
 
         self._held.discard(debate_id)
         await self._write(op)
 
     async def _release_all(self, conn: asyncpg.Connection) -> None:
-        await conn.execute("UPDATE debates SET owner = '', lease_until = 0 WHERE owner = $1", self._owner)
+        await conn.execute(SQL.release_all, self._owner)
         self._held.clear()
 
     async def _heartbeat_loop(self) -> None:
@@ -285,17 +220,12 @@ class PostgresStore:
 
     async def _renew(self, conn: asyncpg.Connection) -> None:
         held = sorted(self._held)
-        rows = await conn.fetch(
-            "UPDATE debates SET lease_until = $1 WHERE owner = $2 AND id = ANY($3::text[]) RETURNING id",
-            time.time() + self.settings.lease_seconds,
-            self._owner,
-            held,
-        )
+        rows = await conn.fetch(SQL.renew, time.time() + self.settings.lease_seconds, self._owner, held)
         still = {r["id"] for r in rows}
         gone = sorted(set(held) - still)
         if not gone:
             return
-        now = await conn.fetch("SELECT id, owner FROM debates WHERE id = ANY($1::text[])", gone)
+        now = await conn.fetch(SQL.owners_of, gone)
         owners = {r["id"]: r["owner"] for r in now}
         for debate_id in gone:
             self._held.discard(debate_id)
@@ -305,28 +235,10 @@ class PostgresStore:
     # --- writes ----------------------------------------------------------------------------------
 
     async def create_debate(self, record: DebateRecord) -> None:
-        b = record.binding
+        row = sql.debate_row(record, self._owner, time.time() + self.settings.lease_seconds)
 
         async def op(conn: asyncpg.Connection) -> None:
-            await conn.execute(
-                "INSERT INTO debates (id, format, topic, spec, status, reason, platform, scope, channel,"
-                " started_by, created_at, updated_at, owner, lease_until)"
-                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)",
-                record.id,
-                record.format,
-                record.topic,
-                json.dumps(record.spec),
-                record.status,
-                record.reason,
-                b.platform,
-                b.scope,
-                b.channel,
-                b.started_by,
-                record.created_at.isoformat(),
-                record.updated_at.isoformat(),
-                self._owner,
-                time.time() + self.settings.lease_seconds,
-            )
+            await conn.execute(SQL.insert_debate, *row)
 
         await self._write(op)
         self._held.add(record.id)
@@ -334,29 +246,17 @@ class PostgresStore:
     async def append(self, event: Event) -> None:
         async def op(conn: asyncpg.Connection) -> None:
             await self._fence(conn, event.debate_id)
-            last = int(
-                await conn.fetchval(
-                    "SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = $1", event.debate_id
-                )
-            )
+            last = int(await conn.fetchval(SQL.last_seq, event.debate_id))
             if event.seq <= last:
-                stored = await conn.fetchval(
-                    "SELECT payload FROM events WHERE debate_id = $1 AND seq = $2", event.debate_id, event.seq
-                )
+                stored = await conn.fetchval(SQL.stored_payload, event.debate_id, event.seq)
                 if stored == text:
                     return  # a retry of a write whose COMMIT landed but whose answer was lost
             if event.seq != last + 1:
                 raise StoreError(f"event seq {event.seq} for debate {event.debate_id} does not follow {last}")
-            await conn.execute(
-                "INSERT INTO events (debate_id, seq, kind, at, payload) VALUES ($1,$2,$3,$4,$5)",
-                event.debate_id,
-                event.seq,
-                event.kind,
-                event.at.isoformat(),
-                text,
-            )
+            await conn.execute(SQL.insert_event, *row)
 
         text = dump_event(event)
+        row = (event.debate_id, event.seq, event.kind, event.at.isoformat(), text)
         await self._write(op)
 
     async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:
@@ -364,23 +264,8 @@ class PostgresStore:
 
         async def op(conn: asyncpg.Connection) -> None:
             await self._fence(conn, debate_id)
-            if status == "running":
-                await conn.execute(
-                    "UPDATE debates SET status = $1, reason = $2, updated_at = $3 WHERE id = $4",
-                    status,
-                    reason,
-                    _now(),
-                    debate_id,
-                )
-            else:
-                await conn.execute(
-                    "UPDATE debates SET status = $1, reason = $2, updated_at = $3, owner = '',"
-                    " lease_until = 0 WHERE id = $4",
-                    status,
-                    reason,
-                    _now(),
-                    debate_id,
-                )
+            statement = SQL.set_running if status == "running" else SQL.set_ended
+            await conn.execute(statement, status, reason, sql.now_text(), debate_id)
 
         await self._write(op)
         if status != "running":
@@ -389,13 +274,7 @@ class PostgresStore:
     async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:
             await self._fence(conn, debate_id)
-            await conn.execute(
-                "INSERT INTO bindings (debate_id, key, value) VALUES ($1,$2,$3)"
-                " ON CONFLICT (debate_id, key) DO UPDATE SET value = excluded.value",
-                debate_id,
-                key,
-                value,
-            )
+            await conn.execute(SQL.upsert_binding, debate_id, key, value)
 
         await self._write(op)
 
@@ -404,14 +283,7 @@ class PostgresStore:
 
         async def op(conn: asyncpg.Connection) -> None:
             await self._fence(conn, debate_id)
-            await conn.execute(
-                "INSERT INTO model_calls (debate_id, key, n, payload) VALUES ($1,$2,$3,$4)"
-                " ON CONFLICT (debate_id, key, n) DO NOTHING",
-                debate_id,
-                key,
-                n,
-                payload,
-            )
+            await conn.execute(SQL.insert_call, debate_id, key, n, payload)
 
         await self._write(op)
 
@@ -419,9 +291,7 @@ class PostgresStore:
 
     async def post_vote(self, debate_id: str, payload: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:
-            await conn.execute(
-                "INSERT INTO votes_inbox (debate_id, payload) VALUES ($1, $2)", debate_id, payload
-            )
+            await conn.execute(SQL.insert_vote, debate_id, payload)
             await conn.execute("SELECT pg_notify($1, $2)", VOTES_CHANNEL, debate_id)
 
         await self._write(op)
@@ -429,9 +299,7 @@ class PostgresStore:
     async def take_votes(self, debate_id: str) -> list[str]:
         async def op(conn: asyncpg.Connection) -> list[str]:
             await self._fence(conn, debate_id)
-            rows = await conn.fetch(
-                "DELETE FROM votes_inbox WHERE debate_id = $1 RETURNING id, payload", debate_id
-            )
+            rows = await conn.fetch(SQL.take_votes, debate_id)
             return [r["payload"] for r in sorted(rows, key=lambda r: r["id"])]
 
         return await self._write(op)
@@ -460,28 +328,24 @@ class PostgresStore:
     # --- reads -----------------------------------------------------------------------------------
 
     async def events(self, debate_id: str) -> list[Event]:
-        rows = await self._read("SELECT payload FROM events WHERE debate_id = $1 ORDER BY seq", debate_id)
-        return [load_event(r["payload"]) for r in rows]
+        return [load_event(r["payload"]) for r in await self._read(SQL.events, debate_id)]
 
     async def get_debate(self, debate_id: str) -> DebateRecord | None:
-        rows = await self._read("SELECT * FROM debates WHERE id = $1", debate_id)
-        return _record(rows[0]) if rows else None
+        rows = await self._read(SQL.debate, debate_id)
+        return sql.record_of(rows[0]) if rows else None
 
     async def list_debates(self, limit: int = 20) -> Sequence[DebateRecord]:
-        rows = await self._read("SELECT * FROM debates ORDER BY created_at DESC, id LIMIT $1", limit)
-        return [_record(r) for r in rows]
+        return [sql.record_of(r) for r in await self._read(SQL.list_debates, limit)]
 
     async def debates_with_status(self, status: DebateStatus) -> Sequence[DebateRecord]:
-        rows = await self._read("SELECT * FROM debates WHERE status = $1 ORDER BY created_at", status)
-        return [_record(r) for r in rows]
+        return [sql.record_of(r) for r in await self._read(SQL.with_status, status)]
 
     async def calls(self, debate_id: str) -> dict[tuple[str, int], str]:
-        rows = await self._read("SELECT key, n, payload FROM model_calls WHERE debate_id = $1", debate_id)
+        rows = await self._read(SQL.calls, debate_id)
         return {(r["key"], int(r["n"])): r["payload"] for r in rows}
 
     async def binding_values(self, debate_id: str) -> dict[str, str]:
-        rows = await self._read("SELECT key, value FROM bindings WHERE debate_id = $1", debate_id)
-        return {r["key"]: r["value"] for r in rows}
+        return {r["key"]: r["value"] for r in await self._read(SQL.binding_values, debate_id)}
 
 
 def _safe(url: str) -> str:
@@ -492,24 +356,3 @@ def _safe(url: str) -> str:
     scheme, _, creds = head.partition("://")
     user = creds.split(":", 1)[0]
     return f"{scheme}://{user}@{tail}"
-
-
-def _record(row: Any) -> DebateRecord:
-    return DebateRecord(
-        id=row["id"],
-        format=row["format"],
-        topic=row["topic"],
-        spec=json.loads(row["spec"]),
-        status=row["status"],
-        reason=row["reason"],
-        binding=Binding(
-            platform=row["platform"],
-            scope=row["scope"],
-            channel=row["channel"],
-            started_by=row["started_by"],
-        ),
-        created_at=datetime.fromisoformat(row["created_at"]),
-        updated_at=datetime.fromisoformat(row["updated_at"]),
-        owner=row["owner"],
-        lease_until=float(row["lease_until"]),
-    )
