@@ -1,10 +1,13 @@
 """The Postgres store (asyncpg): the same tables as SQLite, for many Rostra processes on one database.
 
-Every write is one transaction on a pooled connection. A write to a debate first locks the debate's
-row (`SELECT … FOR UPDATE`), which fences it by the lease and orders it against every other write to
-that debate, in any process; writes to different debates run side by side. The caller hears only
-after COMMIT. Human votes cast in a process that does not own the debate are stored and announced
-with NOTIFY; the owner LISTENs and takes them at once.
+Writes go through one writer task (group commit, core.storage.batching): the writes queued while a
+transaction runs go into the next one, on one pooled connection, and each caller hears only after
+that COMMIT. Every write to a debate is fenced by the debate's lease token (core.storage.leases)
+and locks the debate's row, which orders it against every other write to that debate in any
+process. A write the database refuses aborts a Postgres transaction: it is rolled back and the
+batch runs again without that write, so one write's failure never undoes the others. Taking a
+lease runs alone, waiting for a row lock no longer than a heartbeat. Human votes cast in a process
+that does not own the debate are stored and announced with NOTIFY; the owner LISTENs.
 """
 
 from __future__ import annotations
@@ -18,61 +21,31 @@ from typing import Any, TypeVar
 
 import asyncpg
 
-from core.errors import LeaseLost, StoreError, StoreUnavailable
+from core.errors import StoreError, StoreUnavailable
 from core.events import Event, dump_event, load_event
-from core.ports import DebateRecord, DebateStatus, new_owner_id, owner_alive, retire_owner_id
+from core.ports import DebateRecord, DebateStatus, new_owner_id, retire_owner_id
 from core.settings import StorageSettings
 from core.storage import sql
+from core.storage.batching import GroupCommit, Outcome
+from core.storage.leases import Leases
+from core.storage.postgres_db import (
+    ASYNCPG_ERRORS,
+    CONNECTION_LOST,
+    milliseconds,
+    open_pool,
+    server_settings,
+    store_fault,
+)
+
+__all__ = ["PostgresStore", "store_fault"]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+Op = Callable[[asyncpg.Connection], Awaitable[Any]]  # one write, inside the batch's transaction
 
 SQL = sql.POSTGRES
 VOTES_CHANNEL = "rostra_votes"
-_MIGRATION_LOCK = 7_303_372  # an advisory lock id: one process creates the schema at a time
-
-_TRANSIENT: tuple[type[BaseException], ...] = (
-    OSError,
-    asyncpg.exceptions.InternalClientError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.exceptions.InsufficientResourcesError,  # disk full, out of memory, too many connections
-    asyncpg.exceptions.LockNotAvailableError,
-    asyncpg.exceptions.DeadlockDetectedError,
-    asyncpg.exceptions.SerializationError,
-    asyncpg.exceptions.OperatorInterventionError,  # admin shutdown, cannot connect now, query cancelled
-    asyncpg.exceptions.ReadOnlySQLTransactionError,  # a standby, during a failover
-    asyncpg.exceptions.PostgresSystemError,  # I/O error
-    TimeoutError,
-)
-
-
-_CONNECTION_LOST = (
-    asyncpg.exceptions.InternalClientError,  # a connection the server dropped mid-operation
-    asyncpg.ConnectionDoesNotExistError,
-    asyncpg.exceptions.AdminShutdownError,
-    asyncpg.InterfaceError,
-    ConnectionError,
-)
-
-
-_ASYNCPG_ERRORS = (
-    asyncpg.PostgresError,
-    asyncpg.InterfaceError,
-    asyncpg.exceptions.InternalClientError,
-    OSError,
-    TimeoutError,
-)
-
-
-def store_fault(exc: BaseException) -> StoreError:
-    """An asyncpg error as the store's own: StoreUnavailable when retrying may help."""
-    return sql.fault(exc, transient=isinstance(exc, _TRANSIENT))
-
-
-def _server_settings(settings: StorageSettings) -> dict[str, str]:
-    return {"lock_timeout": str(int(settings.busy_timeout * 1000)), "application_name": "rostra"}
 
 
 class PostgresStore:
@@ -83,39 +56,19 @@ class PostgresStore:
         self._url = url
         self.settings = settings
         self._owner = new_owner_id()
-        self._held: set[str] = set()
+        self._leases = Leases(self._owner)
+        self._fenced: set[str] = set()  # debates whose row the open transaction holds, checked
         self._closed = False
         self._votes = asyncio.Event()
         self._listener: asyncpg.Connection | None = None
-        self._heartbeat_task = asyncio.create_task(self._heartbeat_loop(), name="postgres-lease-heartbeat")
+        self._writer: GroupCommit[Op] = GroupCommit(self._run_batch, store_fault, "postgres-writer")
+        heartbeat = self._leases.heartbeat(settings.heartbeat_seconds, lambda: self._write(self._renew))
+        self._heartbeat_task = asyncio.create_task(heartbeat, name="postgres-lease-heartbeat")
 
     @classmethod
     async def open(cls, url: str, settings: StorageSettings | None = None) -> PostgresStore:
         settings = settings or StorageSettings(url=url)
-        try:
-            pool = await asyncpg.create_pool(
-                url, min_size=1, max_size=10, server_settings=_server_settings(settings), timeout=10
-            )
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
-            raise StoreError(f"Cannot open the Postgres database {_safe(url)}: {exc}") from None
-        try:
-            async with pool.acquire() as conn, conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
-                for statement in SQL.schema:
-                    await conn.execute(statement)
-                version = await conn.fetchval("SELECT version FROM schema_version")
-                if version is None:
-                    await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", sql.SCHEMA_VERSION)
-                elif version != sql.SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{_safe(url)} has schema version {version}; this Rostra expects {sql.SCHEMA_VERSION}"
-                    )
-        except BaseException as exc:
-            await pool.close()
-            if isinstance(exc, asyncpg.PostgresError | OSError):
-                raise StoreError(f"Cannot use the Postgres database {_safe(url)}: {exc}") from None
-            raise
-        return cls(pool, url, settings)
+        return cls(await open_pool(url, settings), url, settings)
 
     @property
     def owner(self) -> str:
@@ -127,12 +80,13 @@ class PostgresStore:
         self._heartbeat_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._heartbeat_task
-        if self._held:
+        if self._leases.held:
             try:
                 await self._write(self._release_all)
             except StoreError as exc:
                 log.warning("could not give the debate leases up (they run out): %s", exc)
         self._closed = True
+        await self._writer.close()
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.close()
@@ -141,96 +95,137 @@ class PostgresStore:
 
     # --- transactions ----------------------------------------------------------------------------
 
-    async def _write(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+    async def _write(self, op: Op) -> Any:
+        if self._closed:
+            raise StoreUnavailable("the store is closed")
+        return await self._writer.submit(op)
+
+    async def _run_batch(self, ops: list[Op]) -> list[Outcome]:
+        try:
+            async with self._pool.acquire() as conn:
+                return await self._transaction(conn, ops)
+        except ASYNCPG_ERRORS as exc:
+            if isinstance(exc, CONNECTION_LOST):
+                await self._pool.expire_connections()  # the next write (a retry) starts on a fresh one
+            fault = store_fault(exc)
+            return [(False, fault) for _ in ops]
+
+    async def _transaction(self, conn: asyncpg.Connection, ops: list[Op]) -> list[Outcome]:
+        """The batch as one transaction; a write the database refused is left out and the rest rerun.
+
+        An op raises StoreError (a lost lease, a seq gap) only before it changed anything, so the
+        transaction goes on without it."""
+        outcomes: dict[int, Outcome] = {}
+        todo = list(range(len(ops)))
+        while todo:
+            self._fenced.clear()
+            await conn.execute("BEGIN")
+            done: dict[int, Outcome] = {}
+            refused: tuple[int, asyncpg.PostgresError] | None = None
+            for i in todo:
+                try:
+                    done[i] = (True, await ops[i](conn))
+                except StoreError as exc:
+                    done[i] = (False, exc)
+                except asyncpg.PostgresError as exc:
+                    if isinstance(exc, CONNECTION_LOST):
+                        raise
+                    refused = (i, exc)
+                    break
+            if refused is None:
+                await conn.execute("COMMIT")
+                outcomes.update(done)
+                break
+            await conn.execute("ROLLBACK")
+            outcomes[refused[0]] = (False, store_fault(refused[1]))
+            todo.remove(refused[0])
+        return [outcomes[i] for i in range(len(ops))]
+
+    async def _alone(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """One transaction outside the batches, on its own pooled connection."""
         if self._closed:
             raise StoreUnavailable("the store is closed")
         try:
             async with self._pool.acquire() as conn, conn.transaction():
                 return await op(conn)
-        except (StoreError, *_ASYNCPG_ERRORS) as exc:
-            if isinstance(exc, _CONNECTION_LOST):
-                await self._pool.expire_connections()  # the next write (a retry) starts on a fresh one
+        except (StoreError, *ASYNCPG_ERRORS) as exc:
+            if isinstance(exc, CONNECTION_LOST):
+                await self._pool.expire_connections()
             raise store_fault(exc) from None
 
     async def _fence(self, conn: asyncpg.Connection, debate_id: str) -> None:
-        owner = await conn.fetchval(SQL.fence, debate_id)
-        if owner is None:
-            raise StoreError(f"no debate {debate_id}")
-        if owner not in ("", self._owner):  # released (the debate ended) or ours: writable
-            self._held.discard(debate_id)
-            raise LeaseLost(f"debate {debate_id} is owned by another process ({owner})")
+        """Lock the debate's row, or raise LeaseLost unless this store holds its current token."""
+        if debate_id in self._fenced:
+            return  # locked and checked in this transaction; our own writes leave it ours or ''
+        token = self._leases.token(debate_id)
+        for _ in range(2):
+            if await conn.fetchrow(SQL.fence, debate_id, self._owner, token) is not None:
+                self._fenced.add(debate_id)
+                return
+            row = await conn.fetchrow(SQL.lease_row, debate_id)
+            self._leases.check(debate_id, None if row is None else (row["owner"], row["lease_token"]))
+        raise StoreUnavailable(f"debate {debate_id}: its lease changed while it was written")
 
-    async def _read(self, sql: str, *args: Any) -> list[Any]:
+    async def _read(self, statement: str, *args: Any) -> list[Any]:
         """A query; once more on a fresh connection when the pooled one turns out dead."""
         if self._closed:
             raise StoreUnavailable("the store is closed")
         for attempt in (1, 2):
             try:
                 async with self._pool.acquire() as conn:
-                    return list(await conn.fetch(sql, *args))
-            except _CONNECTION_LOST:
+                    return list(await conn.fetch(statement, *args))
+            except CONNECTION_LOST:
                 await self._pool.expire_connections()  # the server dropped them all, likely: start afresh
                 if attempt == 2:
                     raise StoreUnavailable("the database connection was lost") from None
-            except _ASYNCPG_ERRORS as exc:
+            except ASYNCPG_ERRORS as exc:
                 raise store_fault(exc) from None
         raise AssertionError("unreachable")
 
     # --- leases ----------------------------------------------------------------------------------
 
     async def acquire(self, debate_id: str) -> bool:
-        async def op(conn: asyncpg.Connection) -> bool:
-            row = await conn.fetchrow(SQL.lease_of, debate_id)
-            if row is None:
-                return False
-            owner, until = row["owner"], float(row["lease_until"])
-            now = time.time()
-            if owner not in ("", self._owner) and until > now and owner_alive(owner):
-                return False
-            await conn.execute(
-                SQL.take_lease, self._owner, now + self.settings.lease_seconds, debate_id, owner
-            )
-            return True
+        """A takeover waits for the row's lock at most a heartbeat (a frozen owner's transaction is
+        ended by the server within half a lease; the next try gets it)."""
+        wait = min(self.settings.busy_timeout, self.settings.heartbeat_seconds)
 
-        taken = await self._write(op)
-        if taken:
-            self._held.add(debate_id)
-        return taken
+        async def op(conn: asyncpg.Connection) -> int | None:
+            await conn.execute(f"SET LOCAL lock_timeout = {milliseconds(wait)}")
+            row = await conn.fetchrow(SQL.lease_of, debate_id)
+            now = time.time()
+            if row is None or not self._leases.takeable(row["owner"], float(row["lease_until"]), now):
+                return None
+            until = now + self.settings.lease_seconds
+            token: int | None = await conn.fetchval(
+                SQL.take_lease, self._owner, until, debate_id, row["owner"], row["lease_token"]
+            )
+            return token
+
+        token = await self._alone(op)
+        if token is not None:
+            self._leases.took(debate_id, token)
+        return token is not None
 
     async def release(self, debate_id: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:
             await conn.execute(SQL.release, debate_id, self._owner)
 
-        self._held.discard(debate_id)
+        self._leases.gave_up(debate_id)
         await self._write(op)
 
     async def _release_all(self, conn: asyncpg.Connection) -> None:
         await conn.execute(SQL.release_all, self._owner)
-        self._held.clear()
-
-    async def _heartbeat_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.heartbeat_seconds)
-            if not self._held:
-                continue
-            try:
-                await self._write(self._renew)
-            except StoreError as exc:
-                log.warning("could not renew debate leases: %s", exc)
+        for debate_id in list(self._leases.held):
+            self._leases.gave_up(debate_id)
 
     async def _renew(self, conn: asyncpg.Connection) -> None:
-        held = sorted(self._held)
-        rows = await conn.fetch(SQL.renew, time.time() + self.settings.lease_seconds, self._owner, held)
-        still = {r["id"] for r in rows}
-        gone = sorted(set(held) - still)
-        if not gone:
-            return
-        now = await conn.fetch(SQL.owners_of, gone)
-        owners = {r["id"]: r["owner"] for r in now}
-        for debate_id in gone:
-            self._held.discard(debate_id)
-            if owners.get(debate_id):  # unowned means given up by this process's own write (an end)
-                log.warning("debate %s: its lease was taken by another process", debate_id)
+        held = sorted(self._leases.held)
+        until = time.time() + self.settings.lease_seconds
+        renewed = {r["id"] for r in await conn.fetch(SQL.renew, until, self._owner, held)}
+        rest = [d for d in held if d not in renewed]
+        if rest:
+            rows = await conn.fetch(SQL.owners_of, rest)
+            self._leases.not_renewed(rest, {r["id"]: (r["owner"], r["lease_token"]) for r in rows})
 
     # --- writes ----------------------------------------------------------------------------------
 
@@ -241,10 +236,15 @@ class PostgresStore:
             await conn.execute(SQL.insert_debate, *row)
 
         await self._write(op)
-        self._held.add(record.id)
+        self._leases.took(record.id, 1)
 
     async def append(self, event: Event) -> None:
         async def op(conn: asyncpg.Connection) -> None:
+            checks = (self._owner, self._leases.token(event.debate_id))
+            if await conn.execute(SQL.checked_insert, *row, *checks) == "INSERT 0 1":
+                self._fenced.add(event.debate_id)
+                return
+            # refused: find out why (or find it stored already, by a retry whose answer was lost)
             await self._fence(conn, event.debate_id)
             last = int(await conn.fetchval(SQL.last_seq, event.debate_id))
             if event.seq <= last:
@@ -269,7 +269,7 @@ class PostgresStore:
 
         await self._write(op)
         if status != "running":
-            self._held.discard(debate_id)
+            self._leases.gave_up(debate_id)
 
     async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:
@@ -302,7 +302,8 @@ class PostgresStore:
             rows = await conn.fetch(SQL.take_votes, debate_id)
             return [r["payload"] for r in sorted(rows, key=lambda r: r["id"])]
 
-        return await self._write(op)
+        result: list[str] = await self._write(op)
+        return result
 
     async def wait_for_votes(self) -> None:
         """Until a NOTIFY arrives (or a poll interval passes, should the listener be down)."""
@@ -315,7 +316,7 @@ class PostgresStore:
     async def _listen(self) -> None:
         try:
             self._listener = await asyncpg.connect(
-                self._url, server_settings=_server_settings(self.settings), timeout=10
+                self._url, server_settings=server_settings(self.settings), timeout=10
             )
             await self._listener.add_listener(VOTES_CHANNEL, self._notified)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
@@ -346,13 +347,3 @@ class PostgresStore:
 
     async def binding_values(self, debate_id: str) -> dict[str, str]:
         return {r["key"]: r["value"] for r in await self._read(SQL.binding_values, debate_id)}
-
-
-def _safe(url: str) -> str:
-    """The URL without its password (it must never reach a log or a message)."""
-    head, sep, tail = url.partition("@")
-    if not sep:
-        return url
-    scheme, _, creds = head.partition("://")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}@{tail}"

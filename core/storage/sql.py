@@ -17,7 +17,7 @@ from typing import Any
 from core.errors import StoreError, StoreUnavailable
 from core.ports import Binding, DebateRecord
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS debates (
     created_at  TEXT NOT NULL,
     updated_at  TEXT NOT NULL,
     owner       TEXT NOT NULL DEFAULT '',
-    lease_until {real} NOT NULL DEFAULT 0
+    lease_until {real} NOT NULL DEFAULT 0,
+    lease_token {bigint} NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS debates_by_status ON debates (status, created_at);
 CREATE TABLE IF NOT EXISTS events (
@@ -66,11 +67,12 @@ CREATE TABLE IF NOT EXISTS votes_inbox (
 );
 """
 
-# Version 1 had no lease: a file written by it gains the two columns (SQLite; Postgres began at 2).
+# Version 1 had no lease (SQLite only; Postgres began at 2); version 2 had no fencing token.
 MIGRATE_1_TO_2 = (
     "ALTER TABLE debates ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE debates ADD COLUMN lease_until REAL NOT NULL DEFAULT 0",
 )
+MIGRATE_2_TO_3 = "ALTER TABLE debates ADD COLUMN lease_token {bigint} NOT NULL DEFAULT 0"
 
 
 @dataclass(frozen=True)
@@ -79,10 +81,13 @@ class Statements:
 
     schema: tuple[str, ...]
     insert_debate: str
-    # an append in one statement: stored only if the debate is the caller's (or released) and its
-    # seq follows the last stored one; one it refuses is looked at again to say why
+    migrate_2_to_3: str
+    # an append in one statement: stored only if the caller's lease token is the debate's (see
+    # core.storage.leases) and its seq follows the last stored one; one it refuses is looked at
+    # again to say why
     checked_insert: str
     fence: str
+    lease_row: str
     last_seq: str
     stored_payload: str
     insert_event: str
@@ -110,25 +115,35 @@ _STATEMENTS = Statements(
     schema=(),
     insert_debate=(
         "INSERT INTO debates (id, format, topic, spec, status, reason, platform, scope, channel,"
-        " started_by, created_at, updated_at, owner, lease_until)"
-        " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)"
+        " started_by, created_at, updated_at, owner, lease_until, lease_token)"
+        " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,1)"
     ),
+    migrate_2_to_3=MIGRATE_2_TO_3,
     checked_insert=(
         "INSERT INTO events (debate_id, seq, kind, at, payload)"
-        " SELECT $1, $2, $3, $4, $5"
-        " WHERE (SELECT owner FROM debates WHERE id = $1) IN ('', $6)"
-        " AND (SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = $1) = $2 - 1"
+        " SELECT $1, $2, $3, $4, $5 FROM debates"
+        " WHERE id = $1 AND owner IN ('', $6) AND lease_token = $7"
+        " AND (SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = $1) = $2 - 1{lock}"
     ),
-    fence="SELECT owner FROM debates WHERE id = $1{lock}",
+    # the row, locked, when the caller may write it (else nothing: `lease_row` tells why)
+    fence=(
+        "SELECT owner, lease_token FROM debates"
+        " WHERE id = $1 AND owner IN ('', $2) AND lease_token = $3{lock}"
+    ),
+    lease_row="SELECT owner, lease_token FROM debates WHERE id = $1",
     last_seq="SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = $1",
     stored_payload="SELECT payload FROM events WHERE debate_id = $1 AND seq = $2",
     insert_event="INSERT INTO events (debate_id, seq, kind, at, payload) VALUES ($1,$2,$3,$4,$5)",
-    lease_of="SELECT owner, lease_until FROM debates WHERE id = $1{lock}",
-    take_lease="UPDATE debates SET owner = $1, lease_until = $2 WHERE id = $3 AND owner = $4",
+    lease_of="SELECT owner, lease_until, lease_token FROM debates WHERE id = $1{lock}",
+    # taking the lease raises the fencing token: every write of an earlier holder is refused
+    take_lease=(
+        "UPDATE debates SET owner = $1, lease_until = $2, lease_token = lease_token + 1"
+        " WHERE id = $3 AND owner = $4 AND lease_token = $5 RETURNING lease_token"
+    ),
     release="UPDATE debates SET owner = '', lease_until = 0 WHERE id = $1 AND owner = $2",
     release_all="UPDATE debates SET owner = '', lease_until = 0 WHERE owner = $1",
     renew="UPDATE debates SET lease_until = $1 WHERE owner = $2 AND id {any}$3{any_end} RETURNING id",
-    owners_of="SELECT id, owner FROM debates WHERE id {any}$1{any_end}",
+    owners_of="SELECT id, owner, lease_token FROM debates WHERE id {any}$1{any_end}",
     set_running="UPDATE debates SET status = $1, reason = $2, updated_at = $3 WHERE id = $4",
     set_ended=(
         "UPDATE debates SET status = $1, reason = $2, updated_at = $3, owner = '', lease_until = 0"
@@ -166,8 +181,9 @@ POSTGRES = _dialect(
     {
         "real": "DOUBLE PRECISION",
         "without_rowid": "",
+        "bigint": "BIGINT",
         "serial": "BIGSERIAL PRIMARY KEY",
-        "lock": " FOR UPDATE",
+        "lock": " FOR NO KEY UPDATE OF debates",  # does not block votes (a foreign key's share lock)
         "any": "= ANY(",
         "any_end": "::text[])",
     },
@@ -177,6 +193,7 @@ SQLITE = _dialect(
     {
         "real": "REAL",
         "without_rowid": " WITHOUT ROWID",
+        "bigint": "INTEGER",
         "serial": "INTEGER PRIMARY KEY AUTOINCREMENT",
         "lock": "",  # the writer's transaction holds the whole file's write lock
         "any": "IN (SELECT value FROM json_each(",

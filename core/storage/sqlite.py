@@ -22,12 +22,13 @@ from typing import Any
 
 import aiosqlite
 
-from core.errors import LeaseLost, StoreError, StoreUnavailable
+from core.errors import StoreError, StoreUnavailable
 from core.events import Event, dump_event, load_event
-from core.ports import DebateRecord, DebateStatus, new_owner_id, owner_alive, retire_owner_id
+from core.ports import DebateRecord, DebateStatus, new_owner_id, retire_owner_id
 from core.settings import StorageSettings
 from core.storage import sql
 from core.storage.batching import GroupCommit, Outcome
+from core.storage.leases import Leases
 from core.storage.sqlite_file import connect_writer, sqlite_path
 
 __all__ = ["SQLiteStore", "open_store", "sqlite_path", "store_fault"]
@@ -78,13 +79,14 @@ class SQLiteStore:
         self.path = path
         self.settings = settings
         self._owner = new_owner_id()
-        self._held: set[str] = set()
+        self._leases = Leases(self._owner)
         # what the open transaction already checked, per debate (writer thread only; see _run_on_thread)
         self._fenced: set[str] = set()
         self._last_seq: dict[str, int] = {}
         self._closed = False
         self._writer: GroupCommit[Write] = GroupCommit(self._run_batch, store_fault, "sqlite-writer")
-        self._heartbeat_task = asyncio.create_task(self._heartbeat_loop(), name="sqlite-lease-heartbeat")
+        heartbeat = self._leases.heartbeat(settings.heartbeat_seconds, lambda: self._write(self._renew))
+        self._heartbeat_task = asyncio.create_task(heartbeat, name="sqlite-lease-heartbeat")
 
     @classmethod
     async def open(cls, path: Path, settings: StorageSettings | None = None) -> SQLiteStore:
@@ -124,7 +126,7 @@ class SQLiteStore:
         self._heartbeat_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._heartbeat_task
-        if self._held:
+        if self._leases.held:
             try:
                 await self._write(self._release_all)
             except StoreError as exc:
@@ -196,68 +198,52 @@ class SQLiteStore:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn, self._conn)
 
     def _fence(self, conn: sqlite3.Connection, debate_id: str) -> None:
+        """Raise LeaseLost unless this store holds the debate's current fencing token."""
         if debate_id in self._fenced:
             return  # checked in this transaction; our own writes only ever leave it ours or ''
-        row = conn.execute(SQL.fence, (debate_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no debate {debate_id}")
-        if row["owner"] not in ("", self._owner):  # released (the debate ended) or ours: writable
-            self._held.discard(debate_id)
-            raise LeaseLost(f"debate {debate_id} is owned by another process ({row['owner']})")
+        row = conn.execute(SQL.lease_row, (debate_id,)).fetchone()
+        self._leases.check(debate_id, None if row is None else (row["owner"], int(row["lease_token"])))
         self._fenced.add(debate_id)
 
     # --- leases ----------------------------------------------------------------------------------
 
     async def acquire(self, debate_id: str) -> bool:
-        def op(conn: sqlite3.Connection) -> bool:
+        def op(conn: sqlite3.Connection) -> int | None:
             row = conn.execute(SQL.lease_of, (debate_id,)).fetchone()
-            if row is None:
-                return False
-            owner, until = row["owner"], float(row["lease_until"])
             now = time.time()
-            if owner not in ("", self._owner) and until > now and owner_alive(owner):
-                return False
-            conn.execute(SQL.take_lease, (self._owner, now + self.settings.lease_seconds, debate_id, owner))
-            return True
+            if row is None or not self._leases.takeable(row["owner"], float(row["lease_until"]), now):
+                return None
+            until = now + self.settings.lease_seconds
+            params = (self._owner, until, debate_id, row["owner"], row["lease_token"])
+            taken = conn.execute(SQL.take_lease, params).fetchone()
+            return None if taken is None else int(taken[0])
 
-        taken = bool(await self._write(op))
-        if taken:
-            self._held.add(debate_id)
-        return taken
+        token = await self._write(op)
+        if token is not None:
+            self._leases.took(debate_id, token)
+        return token is not None
 
     async def release(self, debate_id: str) -> None:
         def op(conn: sqlite3.Connection) -> None:
             conn.execute(SQL.release, (debate_id, self._owner))
 
-        self._held.discard(debate_id)
+        self._leases.gave_up(debate_id)
         await self._write(op)
 
     def _release_all(self, conn: sqlite3.Connection) -> None:
         conn.execute(SQL.release_all, (self._owner,))
-        self._held.clear()
-
-    async def _heartbeat_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.heartbeat_seconds)
-            if not self._held:
-                continue
-            try:
-                await self._write(self._renew)
-            except StoreError as exc:
-                log.warning("could not renew debate leases: %s", exc)
+        for debate_id in list(self._leases.held):
+            self._leases.gave_up(debate_id)
 
     def _renew(self, conn: sqlite3.Connection) -> None:
-        held = sorted(self._held)
+        held = sorted(self._leases.held)
         ids = sql.sqlite_ids(held)
-        conn.execute(SQL.renew, (time.time() + self.settings.lease_seconds, self._owner, ids)).fetchall()
-        owners = {r["id"]: r["owner"] for r in conn.execute(SQL.owners_of, (ids,)).fetchall()}
-        for debate_id in held:
-            owner = owners.get(debate_id, "")
-            if owner == self._owner:
-                continue
-            self._held.discard(debate_id)
-            if owner:  # unowned means given up by this process's own write (an end, a release)
-                log.warning("debate %s: its lease was taken by another process", debate_id)
+        params = (time.time() + self.settings.lease_seconds, self._owner, ids)
+        renewed = {r["id"] for r in conn.execute(SQL.renew, params).fetchall()}
+        rest = [d for d in held if d not in renewed]
+        if rest:
+            rows = conn.execute(SQL.owners_of, (sql.sqlite_ids(rest),)).fetchall()
+            self._leases.not_renewed(rest, {r["id"]: (r["owner"], int(r["lease_token"])) for r in rows})
 
     # --- writes ----------------------------------------------------------------------------------
 
@@ -268,11 +254,12 @@ class SQLiteStore:
             conn.execute(SQL.insert_debate, row)
 
         await self._write(op)
-        self._held.add(record.id)
+        self._leases.took(record.id, 1)
 
     def _append_op(self, event: Event) -> Op:
         def op(conn: sqlite3.Connection) -> None:
-            if conn.execute(SQL.checked_insert, (*row, self._owner)).rowcount:
+            checks = (self._owner, self._leases.token(event.debate_id))
+            if conn.execute(SQL.checked_insert, (*row, *checks)).rowcount:
                 self._fenced.add(event.debate_id)
                 self._last_seq[event.debate_id] = event.seq
                 return
@@ -307,7 +294,7 @@ class SQLiteStore:
 
         await self._write(op)
         if status != "running":
-            self._held.discard(debate_id)
+            self._leases.gave_up(debate_id)
 
     async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
         def op(conn: sqlite3.Connection) -> None:

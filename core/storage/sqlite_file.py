@@ -60,7 +60,9 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> None:
         if version == 1:
             for statement in sql.MIGRATE_1_TO_2:
                 conn.execute(statement)
-            log.info("%s: schema upgraded from version 1 to %d", path, sql.SCHEMA_VERSION)
+        if version in (1, 2):
+            conn.execute(sql.SQLITE.migrate_2_to_3)
+            log.info("%s: schema upgraded from version %d to %d", path, version, sql.SCHEMA_VERSION)
         for statement in sql.SQLITE.schema:
             conn.execute(statement)
         if version is None:
