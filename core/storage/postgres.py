@@ -17,6 +17,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import asyncpg
@@ -44,6 +45,15 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 Op = Callable[[asyncpg.Connection], Awaitable[Any]]  # one write, inside the batch's transaction
 
+
+@dataclass(frozen=True)
+class _Write:
+    op: Op
+    # the write as one statement on its own (autocommit), tried when it is alone in its batch:
+    # True when that stored it; else the op runs in a transaction as usual
+    alone: Callable[[asyncpg.Connection], Awaitable[bool]] | None = None
+
+
 SQL = sql.POSTGRES
 VOTES_CHANNEL = "rostra_votes"
 
@@ -58,10 +68,11 @@ class PostgresStore:
         self._owner = new_owner_id()
         self._leases = Leases(self._owner)
         self._fenced: set[str] = set()  # debates whose row the open transaction holds, checked
+        self._conn: asyncpg.Connection | None = None  # the writer's, kept between batches
         self._closed = False
         self._votes = asyncio.Event()
         self._listener: asyncpg.Connection | None = None
-        self._writer: GroupCommit[Op] = GroupCommit(self._run_batch, store_fault, "postgres-writer")
+        self._writer: GroupCommit[_Write] = GroupCommit(self._run_batch, store_fault, "postgres-writer")
         heartbeat = self._leases.heartbeat(settings.heartbeat_seconds, lambda: self._write(self._renew))
         self._heartbeat_task = asyncio.create_task(heartbeat, name="postgres-lease-heartbeat")
 
@@ -87,6 +98,9 @@ class PostgresStore:
                 log.warning("could not give the debate leases up (they run out): %s", exc)
         self._closed = True
         await self._writer.close()
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._pool.release(self._conn)
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.close()
@@ -96,19 +110,35 @@ class PostgresStore:
     # --- transactions ----------------------------------------------------------------------------
 
     async def _write(self, op: Op) -> Any:
+        return await self._submit(_Write(op))
+
+    async def _submit(self, write: _Write) -> Any:
         if self._closed:
             raise StoreUnavailable("the store is closed")
-        return await self._writer.submit(op)
+        return await self._writer.submit(write)
 
-    async def _run_batch(self, ops: list[Op]) -> list[Outcome]:
+    async def _run_batch(self, writes: list[_Write]) -> list[Outcome]:
         try:
-            async with self._pool.acquire() as conn:
-                return await self._transaction(conn, ops)
+            if self._conn is None:
+                self._conn = await self._pool.acquire()
+            conn = self._conn
+            alone = writes[0].alone if len(writes) == 1 else None
+            if alone is not None and await alone(conn):
+                return [(True, None)]
+            return await self._transaction(conn, [w.op for w in writes])
         except ASYNCPG_ERRORS as exc:
             if isinstance(exc, CONNECTION_LOST):
-                await self._pool.expire_connections()  # the next write (a retry) starts on a fresh one
+                await self._drop_connection()  # the next write (a retry) starts on a fresh one
             fault = store_fault(exc)
-            return [(False, fault) for _ in ops]
+            return [(False, fault) for _ in writes]
+
+    async def _drop_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.terminate()
+            with contextlib.suppress(Exception):
+                await self._pool.release(conn)
+        await self._pool.expire_connections()
 
     async def _transaction(self, conn: asyncpg.Connection, ops: list[Op]) -> list[Outcome]:
         """The batch as one transaction; a write the database refused is left out and the rest rerun.
@@ -255,9 +285,13 @@ class PostgresStore:
                 raise StoreError(f"event seq {event.seq} for debate {event.debate_id} does not follow {last}")
             await conn.execute(SQL.insert_event, *row)
 
+        async def alone(conn: asyncpg.Connection) -> bool:
+            checks = (self._owner, self._leases.token(event.debate_id))
+            return bool(await conn.execute(SQL.checked_insert, *row, *checks) == "INSERT 0 1")
+
         text = dump_event(event)
         row = (event.debate_id, event.seq, event.kind, event.at.isoformat(), text)
-        await self._write(op)
+        await self._submit(_Write(op, alone))
 
     async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:
         """Fenced; a debate that is no longer running gives its lease up with the same write."""
