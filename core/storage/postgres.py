@@ -126,9 +126,12 @@ class PostgresStore:
             if alone is not None and await alone(conn):
                 return [(True, None)]
             return await self._transaction(conn, [w.op for w in writes])
-        except ASYNCPG_ERRORS as exc:
-            if isinstance(exc, CONNECTION_LOST):
+        except BaseException as exc:
+            conn_gone = isinstance(exc, CONNECTION_LOST)
+            if self._conn is not None and (conn_gone or self._conn.is_in_transaction()):
                 await self._drop_connection()  # the next write (a retry) starts on a fresh one
+            if not isinstance(exc, ASYNCPG_ERRORS):
+                raise
             fault = store_fault(exc)
             return [(False, fault) for _ in writes]
 

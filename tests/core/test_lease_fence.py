@@ -252,18 +252,46 @@ def url_of(store: Store) -> str:
 
 async def expire(url: str, debate_id: str) -> None:
     """Run the debate's lease out by hand (as if its owner had stopped renewing long ago)."""
+    await run_sql(url, f"UPDATE debates SET lease_until = 0 WHERE id = '{debate_id}'")
+
+
+async def test_a_version_2_database_gains_the_fencing_token_and_its_debates_go_on(url: str) -> None:
+    """A database the previous Rostra wrote (schema 2, no token) is upgraded in place on opening."""
+    settings = StorageSettings(url=url)
+    store = await open_store(url, settings)
+    await store.create_debate(record("d"))
+    await store.append(note("d", 1))
+    await store.close()
+    await run_sql(url, "ALTER TABLE debates DROP COLUMN lease_token", "UPDATE schema_version SET version = 2")
+
+    store = await open_store(url, settings)
+    try:
+        assert await store.acquire("d")
+        await store.append(note("d", 2))
+        assert [e.seq for e in await store.events("d")] == [1, 2]
+    finally:
+        await store.close()
+    assert await run_sql(url, "SELECT version FROM schema_version") == [(3,)]
+
+
+async def run_sql(url: str, *statements: str) -> list[tuple[Any, ...]]:
+    """Statements run as another program would; the last one's rows."""
+    rows: list[tuple[Any, ...]] = []
     if url.startswith("sqlite:///"):
         import sqlite3
 
         conn = sqlite3.connect(url.removeprefix("sqlite:///"))
         with conn:
-            conn.execute("UPDATE debates SET lease_until = 0 WHERE id = ?", (debate_id,))
+            for statement in statements:
+                rows = [tuple(r) for r in conn.execute(statement).fetchall()]
         conn.close()
-        return
+        return rows
     import asyncpg
 
     pg = await asyncpg.connect(url)
     try:
-        await pg.execute("UPDATE debates SET lease_until = 0 WHERE id = $1", debate_id)
+        for statement in statements:
+            rows = [tuple(r) for r in await pg.fetch(statement)]
     finally:
         await pg.close()
+    return rows
