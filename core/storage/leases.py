@@ -43,8 +43,9 @@ class Leases:
         self.held.discard(debate_id)
 
     def lost(self, debate_id: str) -> None:
+        """Taken by another: no write of this store passes the fence for it again (until it takes it)."""
         self.held.discard(debate_id)
-        self._tokens.pop(debate_id, None)
+        self._tokens[debate_id] = NO_TOKEN  # kept: a former holder is never a stranger to it
 
     def takeable(self, owner: str, lease_until: float, now: float) -> bool:
         """Free, expired, ours, or held by a dead process on this machine."""
@@ -53,12 +54,18 @@ class Leases:
     def writable(self, debate_id: str, owner: str, token: int) -> bool:
         return token == self.token(debate_id) and owner in ("", self.owner)
 
-    def check(self, debate_id: str, row: tuple[str, int] | None) -> None:
-        """Raise unless this store may write the debate whose row holds (owner, token)."""
+    def check(self, debate_id: str, row: tuple[str, int] | None, *, unowned_ok: bool = False) -> None:
+        """Raise unless this store may write the debate whose row holds (owner, token).
+
+        `unowned_ok`: a front end's delivery detail may also be kept for a debate no one owns by a
+        store that never held it (a thread reattached before its debate's lease is taken); never by
+        a former holder, whose token says it may have been taken over since."""
         if row is None:
             raise StoreError(f"no debate {debate_id}")
         owner, token = row
         if self.writable(debate_id, owner, token):
+            return
+        if unowned_ok and owner == "" and debate_id not in self._tokens:
             return
         self.lost(debate_id)
         holder = owner or "none now: it was taken over, then given up"
@@ -69,7 +76,7 @@ class Leases:
         for debate_id in debate_ids:
             row = rows.get(debate_id)
             if row is None:  # deleted
-                self.lost(debate_id)
+                self.held.discard(debate_id)
                 continue
             if row[0] == self.owner:
                 continue

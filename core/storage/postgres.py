@@ -186,7 +186,7 @@ class PostgresStore:
                 await self._pool.expire_connections()
             raise store_fault(exc) from None
 
-    async def _fence(self, conn: asyncpg.Connection, debate_id: str) -> None:
+    async def _fence(self, conn: asyncpg.Connection, debate_id: str, *, unowned_ok: bool = False) -> None:
         """Lock the debate's row, or raise LeaseLost unless this store holds its current token."""
         if debate_id in self._fenced:
             return  # locked and checked in this transaction; our own writes leave it ours or ''
@@ -196,7 +196,10 @@ class PostgresStore:
                 self._fenced.add(debate_id)
                 return
             row = await conn.fetchrow(SQL.lease_row, debate_id)
-            self._leases.check(debate_id, None if row is None else (row["owner"], row["lease_token"]))
+            now = None if row is None else (str(row["owner"]), int(row["lease_token"]))
+            self._leases.check(debate_id, now, unowned_ok=unowned_ok)
+            if now is not None and not self._leases.writable(debate_id, *now):
+                return  # unowned and never held by this store: no lock needed (see Leases.check)
         raise StoreUnavailable(f"debate {debate_id}: its lease changed while it was written")
 
     async def _read(self, statement: str, *args: Any) -> list[Any]:
@@ -310,7 +313,7 @@ class PostgresStore:
 
     async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:
-            await self._fence(conn, debate_id)
+            await self._fence(conn, debate_id, unowned_ok=True)
             await conn.execute(SQL.upsert_binding, debate_id, key, value)
 
         await self._write(op)

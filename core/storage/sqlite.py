@@ -197,13 +197,15 @@ class SQLiteStore:
         """Run `fn` with the writer's connection on its thread, between batches (maintenance, tests)."""
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn, self._conn)
 
-    def _fence(self, conn: sqlite3.Connection, debate_id: str) -> None:
+    def _fence(self, conn: sqlite3.Connection, debate_id: str, *, unowned_ok: bool = False) -> None:
         """Raise LeaseLost unless this store holds the debate's current fencing token."""
         if debate_id in self._fenced:
             return  # checked in this transaction; our own writes only ever leave it ours or ''
         row = conn.execute(SQL.lease_row, (debate_id,)).fetchone()
-        self._leases.check(debate_id, None if row is None else (row["owner"], int(row["lease_token"])))
-        self._fenced.add(debate_id)
+        now = None if row is None else (str(row["owner"]), int(row["lease_token"]))
+        self._leases.check(debate_id, now, unowned_ok=unowned_ok)
+        if now is not None and self._leases.writable(debate_id, *now):
+            self._fenced.add(debate_id)
 
     # --- leases ----------------------------------------------------------------------------------
 
@@ -298,7 +300,7 @@ class SQLiteStore:
 
     async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
         def op(conn: sqlite3.Connection) -> None:
-            self._fence(conn, debate_id)
+            self._fence(conn, debate_id, unowned_ok=True)
             conn.execute(SQL.upsert_binding, (debate_id, key, value))
 
         await self._write(op, savepoint=False)  # one change: its last statement

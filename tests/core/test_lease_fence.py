@@ -200,6 +200,8 @@ async def test_a_renewal_notices_a_debate_another_store_took_and_let_go(
         await first.record_call("d", "ada|proposition|turn", 0, '"late"')
     with pytest.raises(LeaseLost):
         await first.set_status("d", "interrupted", "the bot shut down mid-debate")
+    with pytest.raises(LeaseLost):
+        await first.set_binding_value("d", "discord.delivered", "9")
     assert [e.seq for e in await second.events("d")] == [1]
     assert await second.calls("d") == {}
     now = await second.get_debate("d")
@@ -210,19 +212,21 @@ async def test_a_debate_a_store_ended_itself_stays_writable_by_it_until_another_
     opener: Callable[[], Awaitable[Store]],
 ) -> None:
     """Ending a debate gives its lease up; the front end still records where it showed the end. Once
-    another process takes the debate, the first store's writes are refused."""
+    another process takes the debate, the first store's writes are refused, even after it let go. A
+    store that never held an unowned debate may keep a front end's detail for it, nothing else."""
     first, second = await opener(), await opener()
     await first.create_debate(record("d"))
     await first.set_status("d", "completed", "time ran out")
     await first.set_binding_value("d", "result_message", "42")
     assert await second.binding_values("d") == {"result_message": "42"}
+    await second.set_binding_value("d", "thread", "7")  # a thread reattached before a resume
     with pytest.raises(LeaseLost):
-        await second.set_binding_value("d", "result_message", "43")  # never held it
+        await second.append(note("d", 1))  # but no debate state without the lease
     assert await second.acquire("d")
     await second.release("d")
     with pytest.raises(LeaseLost):
-        await first.set_binding_value("d", "result_message", "44")
-    assert await second.binding_values("d") == {"result_message": "42"}
+        await first.set_binding_value("d", "result_message", "44")  # a former holder: taken since
+    assert await second.binding_values("d") == {"result_message": "42", "thread": "7"}
 
 
 async def test_a_write_the_database_refuses_undoes_no_other_write_of_its_batch(
