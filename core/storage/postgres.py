@@ -32,9 +32,11 @@ from core.storage.leases import Leases
 from core.storage.postgres_db import (
     ASYNCPG_ERRORS,
     CONNECTION_LOST,
+    VOTES_CHANNEL,
+    VoteNotices,
+    fetch,
     milliseconds,
     open_pool,
-    server_settings,
     store_fault,
 )
 
@@ -52,10 +54,10 @@ class _Write:
     # the write as one statement on its own (autocommit), tried when it is alone in its batch:
     # True when that stored it; else the op runs in a transaction as usual
     alone: Callable[[asyncpg.Connection], Awaitable[bool]] | None = None
+    event: tuple[Any, ...] | None = None  # an append's row: stored with the batch's others at once
 
 
 SQL = sql.POSTGRES
-VOTES_CHANNEL = "rostra_votes"
 
 
 class PostgresStore:
@@ -70,8 +72,7 @@ class PostgresStore:
         self._fenced: set[str] = set()  # debates whose row the open transaction holds, checked
         self._conn: asyncpg.Connection | None = None  # the writer's, kept between batches
         self._closed = False
-        self._votes = asyncio.Event()
-        self._listener: asyncpg.Connection | None = None
+        self._notices = VoteNotices(url, settings)
         self._writer: GroupCommit[_Write] = GroupCommit(self._run_batch, store_fault, "postgres-writer")
         heartbeat = self._leases.heartbeat(settings.heartbeat_seconds, lambda: self._write(self._renew))
         self._heartbeat_task = asyncio.create_task(heartbeat, name="postgres-lease-heartbeat")
@@ -101,9 +102,7 @@ class PostgresStore:
         if self._conn is not None:
             with contextlib.suppress(Exception):
                 await self._pool.release(self._conn)
-        if self._listener is not None:
-            with contextlib.suppress(Exception):
-                await self._listener.close()
+        await self._notices.close()
         retire_owner_id(self._owner)
         await self._pool.close()
 
@@ -125,7 +124,7 @@ class PostgresStore:
             alone = writes[0].alone if len(writes) == 1 else None
             if alone is not None and await alone(conn):
                 return [(True, None)]
-            return await self._transaction(conn, [w.op for w in writes])
+            return await self._transaction(conn, writes)
         except BaseException as exc:
             conn_gone = isinstance(exc, CONNECTION_LOST)
             if self._conn is not None and (conn_gone or self._conn.is_in_transaction()):
@@ -143,21 +142,34 @@ class PostgresStore:
                 await self._pool.release(conn)
         await self._pool.expire_connections()
 
-    async def _transaction(self, conn: asyncpg.Connection, ops: list[Op]) -> list[Outcome]:
+    async def _transaction(self, conn: asyncpg.Connection, writes: list[_Write]) -> list[Outcome]:
         """The batch as one transaction; a write the database refused is left out and the rest rerun.
 
-        An op raises StoreError (a lost lease, a seq gap) only before it changed anything, so the
-        transaction goes on without it."""
+        The batch's appends go first, in one statement; the writes of one batch were all queued at
+        once, so any order of them is one they could have had. An op raises StoreError (a lost
+        lease, a seq gap) only before it changed anything, so the transaction goes on without it."""
         outcomes: dict[int, Outcome] = {}
-        todo = list(range(len(ops)))
+        todo = list(range(len(writes)))
+        together = True
         while todo:
             self._fenced.clear()
             await conn.execute("BEGIN")
             done: dict[int, Outcome] = {}
             refused: tuple[int, asyncpg.PostgresError] | None = None
-            for i in todo:
+            if together:
                 try:
-                    done[i] = (True, await ops[i](conn))
+                    done = await self._append_together(conn, writes, todo)
+                except asyncpg.PostgresError as exc:
+                    if isinstance(exc, CONNECTION_LOST):
+                        raise
+                    await conn.execute("ROLLBACK")
+                    together = False  # one by one: the one refused is found and left out
+                    continue
+            for i in todo:
+                if i in done:
+                    continue
+                try:
+                    done[i] = (True, await writes[i].op(conn))
                 except StoreError as exc:
                     done[i] = (False, exc)
                 except asyncpg.PostgresError as exc:
@@ -172,7 +184,24 @@ class PostgresStore:
             await conn.execute("ROLLBACK")
             outcomes[refused[0]] = (False, store_fault(refused[1]))
             todo.remove(refused[0])
-        return [outcomes[i] for i in range(len(ops))]
+        return [outcomes[i] for i in range(len(writes))]
+
+    async def _append_together(
+        self, conn: asyncpg.Connection, writes: list[_Write], todo: list[int]
+    ) -> dict[int, Outcome]:
+        """The first append of each debate in the batch, in one statement; those it stored."""
+        first: dict[str, int] = {}
+        for i in todo:
+            event = writes[i].event
+            if event is not None and event[0] not in first:
+                first[event[0]] = i
+        if len(first) < 2:
+            return {}
+        columns = [list(c) for c in zip(*(writes[i].event or () for i in first.values()), strict=True)]
+        tokens = [self._leases.token(debate_id) for debate_id in first]
+        stored = await conn.fetch(sql.POSTGRES_APPEND_MANY, *columns, tokens, self._owner)
+        self._fenced.update(r["debate_id"] for r in stored)
+        return {first[r["debate_id"]]: (True, None) for r in stored}
 
     async def _alone(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
         """One transaction outside the batches, on its own pooled connection."""
@@ -203,20 +232,9 @@ class PostgresStore:
         raise StoreUnavailable(f"debate {debate_id}: its lease changed while it was written")
 
     async def _read(self, statement: str, *args: Any) -> list[Any]:
-        """A query; once more on a fresh connection when the pooled one turns out dead."""
         if self._closed:
             raise StoreUnavailable("the store is closed")
-        for attempt in (1, 2):
-            try:
-                async with self._pool.acquire() as conn:
-                    return list(await conn.fetch(statement, *args))
-            except CONNECTION_LOST:
-                await self._pool.expire_connections()  # the server dropped them all, likely: start afresh
-                if attempt == 2:
-                    raise StoreUnavailable("the database connection was lost") from None
-            except ASYNCPG_ERRORS as exc:
-                raise store_fault(exc) from None
-        raise AssertionError("unreachable")
+        return await fetch(self._pool, statement, *args)
 
     # --- leases ----------------------------------------------------------------------------------
 
@@ -297,7 +315,7 @@ class PostgresStore:
 
         text = dump_event(event)
         row = (event.debate_id, event.seq, event.kind, event.at.isoformat(), text)
-        await self._submit(_Write(op, alone))
+        await self._submit(_Write(op, alone, row))
 
     async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:
         """Fenced; a debate that is no longer running gives its lease up with the same write."""
@@ -347,24 +365,7 @@ class PostgresStore:
 
     async def wait_for_votes(self) -> None:
         """Until a NOTIFY arrives (or a poll interval passes, should the listener be down)."""
-        if self._listener is None or self._listener.is_closed():
-            await self._listen()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._votes.wait(), timeout=self.settings.poll_seconds * 5)
-        self._votes.clear()
-
-    async def _listen(self) -> None:
-        try:
-            self._listener = await asyncpg.connect(
-                self._url, server_settings=server_settings(self.settings), timeout=10
-            )
-            await self._listener.add_listener(VOTES_CHANNEL, self._notified)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
-            log.warning("cannot listen for votes (polling instead): %s", exc)
-            self._listener = None
-
-    def _notified(self, conn: Any, pid: int, channel: str, payload: str) -> None:
-        self._votes.set()
+        await self._notices.wait()
 
     # --- reads -----------------------------------------------------------------------------------
 

@@ -8,12 +8,20 @@ than `storage.busy_timeout`. So a frozen owner cannot hold a debate beyond its l
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
 import asyncpg
 
-from core.errors import StoreError
+from core.errors import StoreError, StoreUnavailable
 from core.settings import StorageSettings
 from core.storage import sql
 
+log = logging.getLogger(__name__)
+
+VOTES_CHANNEL = "rostra_votes"
 _MIGRATION_LOCK = 7_303_372  # an advisory lock id: one process creates the schema at a time
 
 TRANSIENT: tuple[type[BaseException], ...] = (
@@ -100,6 +108,21 @@ async def open_pool(url: str, settings: StorageSettings) -> asyncpg.Pool:
     return pool
 
 
+async def fetch(pool: asyncpg.Pool, statement: str, *args: Any) -> list[Any]:
+    """A query; once more on a fresh connection when the pooled one turns out dead."""
+    for attempt in (1, 2):
+        try:
+            async with pool.acquire() as conn:
+                return list(await conn.fetch(statement, *args))
+        except CONNECTION_LOST:
+            await pool.expire_connections()  # the server dropped them all, likely: start afresh
+            if attempt == 2:
+                raise StoreUnavailable("the database connection was lost") from None
+        except ASYNCPG_ERRORS as exc:
+            raise store_fault(exc) from None
+    raise AssertionError("unreachable")
+
+
 def safe_url(url: str) -> str:
     """The URL without its password (it must never reach a log or a message)."""
     head, sep, tail = url.partition("@")
@@ -108,3 +131,39 @@ def safe_url(url: str) -> str:
     scheme, _, creds = head.partition("://")
     user = creds.split(":", 1)[0]
     return f"{scheme}://{user}@{tail}"
+
+
+class VoteNotices:
+    """LISTEN on its own connection for the NOTIFY a vote cast in another process sends."""
+
+    def __init__(self, url: str, settings: StorageSettings) -> None:
+        self._url = url
+        self._settings = settings
+        self._posted = asyncio.Event()
+        self._conn: asyncpg.Connection | None = None
+
+    async def wait(self) -> None:
+        """Until a NOTIFY arrives (or a poll interval passes, should the listener be down)."""
+        if self._conn is None or self._conn.is_closed():
+            await self._listen()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._posted.wait(), timeout=self._settings.poll_seconds * 5)
+        self._posted.clear()
+
+    async def _listen(self) -> None:
+        try:
+            self._conn = await asyncpg.connect(
+                self._url, server_settings=server_settings(self._settings), timeout=10
+            )
+            await self._conn.add_listener(VOTES_CHANNEL, self._notified)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
+            log.warning("cannot listen for votes (polling instead): %s", exc)
+            self._conn = None
+
+    def _notified(self, conn: Any, pid: int, channel: str, payload: str) -> None:
+        self._posted.set()
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()

@@ -203,6 +203,21 @@ SQLITE = _dialect(
 )
 
 
+# Postgres: the first append of each debate in a batch, all in one statement (one round trip), each
+# row fenced and seq-checked as `checked_insert` does; the debates it stored come back. Whatever it
+# did not store runs as a write of its own, which says why.
+POSTGRES_APPEND_MANY = (
+    "INSERT INTO events (debate_id, seq, kind, at, payload)"
+    " SELECT v.debate_id, v.seq, v.kind, v.at, v.payload"
+    " FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[])"
+    " AS v (debate_id, seq, kind, at, payload, token)"
+    " JOIN debates d ON d.id = v.debate_id AND d.owner IN ('', $7) AND d.lease_token = v.token"
+    " WHERE (SELECT COALESCE(MAX(e.seq), 0) FROM events e WHERE e.debate_id = v.debate_id) = v.seq - 1"
+    " FOR NO KEY UPDATE OF d"
+    " RETURNING debate_id"
+)
+
+
 def sqlite_ids(ids: list[str]) -> str:
     """A list of ids as SQLite's `json_each` takes it (Postgres takes the list itself)."""
     return json.dumps(ids)

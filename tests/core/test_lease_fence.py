@@ -229,24 +229,32 @@ async def test_a_debate_a_store_ended_itself_stays_writable_by_it_until_another_
     assert await second.binding_values("d") == {"result_message": "42", "thread": "7"}
 
 
-async def test_a_write_the_database_refuses_undoes_no_other_write_of_its_batch(
+async def test_a_write_refused_undoes_no_other_write_of_its_batch(
     opener: Callable[[], Awaitable[Store]],
 ) -> None:
-    """Group commit: writes queued together share a transaction. One the database refuses (a debate
-    id already taken) fails alone; every other write of the batch is stored."""
-    store = await opener()
+    """Group commit: writes queued together share a transaction (on Postgres the appends go in one
+    statement). One the database refuses (a debate id already taken), one out of sequence and one
+    to a debate another process took each fail alone; every other write of the batch is stored."""
+    store, other = await opener(), await opener()
     ids = [f"d{i}" for i in range(6)]
-    for debate_id in ids:
+    for debate_id in [*ids, "gap", "taken"]:
         await store.create_debate(record(debate_id))
+    await expire(url_of(store), "taken")
+    assert await other.acquire("taken")
     outcomes = await asyncio.gather(
         *(store.append(note(d, 1)) for d in ids[:3]),
         store.create_debate(record("d0")),
+        store.append(note("gap", 2)),
+        store.append(note("taken", 1)),
         *(store.append(note(d, 1)) for d in ids[3:]),
         return_exceptions=True,
     )
-    assert [type(o).__name__ for o in outcomes] == ["NoneType"] * 3 + ["StoreError"] + ["NoneType"] * 3
+    refused = ["StoreError", "StoreError", "LeaseLost"]
+    assert [type(o).__name__ for o in outcomes] == ["NoneType"] * 3 + refused + ["NoneType"] * 3
+    assert "does not follow 0" in str(outcomes[4])
     for debate_id in ids:
         assert [e.seq for e in await store.events(debate_id)] == [1]
+    assert await store.events("gap") == await store.events("taken") == []
 
 
 def url_of(store: Store) -> str:
