@@ -1,135 +1,63 @@
 """The Postgres store (asyncpg): the same tables as SQLite, for many Rostra processes on one database.
 
-Every write is one transaction on a pooled connection. A write to a debate first locks the debate's
-row (`SELECT … FOR UPDATE`), which fences it by the lease and orders it against every other write to
-that debate, in any process; writes to different debates run side by side. The caller hears only
-after COMMIT. Human votes cast in a process that does not own the debate are stored and announced
-with NOTIFY; the owner LISTENs and takes them at once.
+Writes go through one writer task (group commit, core.storage.batching): the writes queued while a
+transaction runs go into the next one, on one pooled connection, and each caller hears only after
+that COMMIT. Every write to a debate is fenced by the debate's lease token (core.storage.leases)
+and locks the debate's row, which orders it against every other write to that debate in any
+process. A write the database refuses aborts a Postgres transaction: it is rolled back and the
+batch runs again without that write, so one write's failure never undoes the others. Taking a
+lease runs alone, waiting for a row lock no longer than a heartbeat. Human votes cast in a process
+that does not own the debate are stored and announced with NOTIFY; the owner LISTENs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import asyncpg
 
-from core.errors import LeaseLost, StoreError, StoreUnavailable
+from core.errors import StoreError, StoreUnavailable
 from core.events import Event, dump_event, load_event
-from core.ports import Binding, DebateRecord, DebateStatus, new_owner_id, owner_alive, retire_owner_id
+from core.ports import DebateRecord, DebateStatus, new_owner_id, retire_owner_id
 from core.settings import StorageSettings
+from core.storage import sql
+from core.storage.batching import GroupCommit, Outcome
+from core.storage.leases import Leases
+from core.storage.postgres_db import (
+    ASYNCPG_ERRORS,
+    CONNECTION_LOST,
+    VOTES_CHANNEL,
+    VoteNotices,
+    fetch,
+    milliseconds,
+    open_pool,
+    store_fault,
+)
+
+__all__ = ["PostgresStore", "store_fault"]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-SCHEMA_VERSION = 2
-VOTES_CHANNEL = "rostra_votes"
-_MIGRATION_LOCK = 7_303_372  # an advisory lock id: one process creates the schema at a time
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS debates (
-    id          TEXT PRIMARY KEY,
-    format      TEXT NOT NULL,
-    topic       TEXT NOT NULL,
-    spec        TEXT NOT NULL,
-    status      TEXT NOT NULL,
-    reason      TEXT NOT NULL DEFAULT '',
-    platform    TEXT NOT NULL DEFAULT '',
-    scope       TEXT NOT NULL DEFAULT '',
-    channel     TEXT NOT NULL DEFAULT '',
-    started_by  TEXT NOT NULL DEFAULT '',
-    created_at  TEXT NOT NULL,
-    updated_at  TEXT NOT NULL,
-    owner       TEXT NOT NULL DEFAULT '',
-    lease_until DOUBLE PRECISION NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS debates_by_status ON debates (status, created_at);
-CREATE TABLE IF NOT EXISTS events (
-    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
-    seq         INTEGER NOT NULL,
-    kind        TEXT NOT NULL,
-    at          TEXT NOT NULL,
-    payload     TEXT NOT NULL,
-    PRIMARY KEY (debate_id, seq)
-);
-CREATE TABLE IF NOT EXISTS model_calls (
-    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
-    key         TEXT NOT NULL,
-    n           INTEGER NOT NULL,
-    payload     TEXT NOT NULL,
-    PRIMARY KEY (debate_id, key, n)
-);
-CREATE TABLE IF NOT EXISTS bindings (
-    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
-    key         TEXT NOT NULL,
-    value       TEXT NOT NULL,
-    PRIMARY KEY (debate_id, key)
-);
-CREATE TABLE IF NOT EXISTS votes_inbox (
-    id          BIGSERIAL PRIMARY KEY,
-    debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
-    payload     TEXT NOT NULL
-);
-"""
-
-_TRANSIENT: tuple[type[BaseException], ...] = (
-    OSError,
-    asyncpg.exceptions.InternalClientError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.exceptions.InsufficientResourcesError,  # disk full, out of memory, too many connections
-    asyncpg.exceptions.LockNotAvailableError,
-    asyncpg.exceptions.DeadlockDetectedError,
-    asyncpg.exceptions.SerializationError,
-    asyncpg.exceptions.OperatorInterventionError,  # admin shutdown, cannot connect now, query cancelled
-    asyncpg.exceptions.ReadOnlySQLTransactionError,  # a standby, during a failover
-    asyncpg.exceptions.PostgresSystemError,  # I/O error
-    TimeoutError,
-)
+Op = Callable[[asyncpg.Connection], Awaitable[Any]]  # one write, inside the batch's transaction
 
 
-_CONNECTION_LOST = (
-    asyncpg.exceptions.InternalClientError,  # a connection the server dropped mid-operation
-    asyncpg.ConnectionDoesNotExistError,
-    asyncpg.exceptions.AdminShutdownError,
-    asyncpg.InterfaceError,
-    ConnectionError,
-)
+@dataclass(frozen=True)
+class _Write:
+    op: Op
+    # the write as one statement on its own (autocommit), tried when it is alone in its batch:
+    # True when that stored it; else the op runs in a transaction as usual
+    alone: Callable[[asyncpg.Connection], Awaitable[bool]] | None = None
+    event: tuple[Any, ...] | None = None  # an append's row: stored with the batch's others at once
 
 
-_ASYNCPG_ERRORS = (
-    asyncpg.PostgresError,
-    asyncpg.InterfaceError,
-    asyncpg.exceptions.InternalClientError,
-    OSError,
-    TimeoutError,
-)
-
-
-def store_fault(exc: BaseException) -> StoreError:
-    """An asyncpg error as the store's own: StoreUnavailable when retrying may help."""
-    if isinstance(exc, StoreError):
-        return exc
-    text = str(exc) or type(exc).__name__
-    if isinstance(exc, _TRANSIENT):
-        return StoreUnavailable(f"the database is unavailable: {text}")
-    return StoreError(f"the database refused a write: {text}")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-def _server_settings(settings: StorageSettings) -> dict[str, str]:
-    return {"lock_timeout": str(int(settings.busy_timeout * 1000)), "application_name": "rostra"}
+SQL = sql.POSTGRES
 
 
 class PostgresStore:
@@ -140,38 +68,19 @@ class PostgresStore:
         self._url = url
         self.settings = settings
         self._owner = new_owner_id()
-        self._held: set[str] = set()
+        self._leases = Leases(self._owner)
+        self._fenced: set[str] = set()  # debates whose row the open transaction holds, checked
+        self._conn: asyncpg.Connection | None = None  # the writer's, kept between batches
         self._closed = False
-        self._votes = asyncio.Event()
-        self._listener: asyncpg.Connection | None = None
-        self._heartbeat_task = asyncio.create_task(self._heartbeat_loop(), name="postgres-lease-heartbeat")
+        self._notices = VoteNotices(url, settings)
+        self._writer: GroupCommit[_Write] = GroupCommit(self._run_batch, store_fault, "postgres-writer")
+        heartbeat = self._leases.heartbeat(settings.heartbeat_seconds, lambda: self._write(self._renew))
+        self._heartbeat_task = asyncio.create_task(heartbeat, name="postgres-lease-heartbeat")
 
     @classmethod
     async def open(cls, url: str, settings: StorageSettings | None = None) -> PostgresStore:
         settings = settings or StorageSettings(url=url)
-        try:
-            pool = await asyncpg.create_pool(
-                url, min_size=1, max_size=10, server_settings=_server_settings(settings), timeout=10
-            )
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
-            raise StoreError(f"Cannot open the Postgres database {_safe(url)}: {exc}") from None
-        try:
-            async with pool.acquire() as conn, conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
-                await conn.execute(_SCHEMA)
-                version = await conn.fetchval("SELECT version FROM schema_version")
-                if version is None:
-                    await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", SCHEMA_VERSION)
-                elif version != SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{_safe(url)} has schema version {version}; this Rostra expects {SCHEMA_VERSION}"
-                    )
-        except BaseException as exc:
-            await pool.close()
-            if isinstance(exc, asyncpg.PostgresError | OSError):
-                raise StoreError(f"Cannot use the Postgres database {_safe(url)}: {exc}") from None
-            raise
-        return cls(pool, url, settings)
+        return cls(await open_pool(url, settings), url, settings)
 
     @property
     def owner(self) -> str:
@@ -183,219 +92,247 @@ class PostgresStore:
         self._heartbeat_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._heartbeat_task
-        if self._held:
+        if self._leases.held:
             try:
                 await self._write(self._release_all)
             except StoreError as exc:
                 log.warning("could not give the debate leases up (they run out): %s", exc)
         self._closed = True
-        if self._listener is not None:
+        await self._writer.close()
+        if self._conn is not None:
             with contextlib.suppress(Exception):
-                await self._listener.close()
+                await self._pool.release(self._conn)
+        await self._notices.close()
         retire_owner_id(self._owner)
         await self._pool.close()
 
     # --- transactions ----------------------------------------------------------------------------
 
-    async def _write(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+    async def _write(self, op: Op) -> Any:
+        return await self._submit(_Write(op))
+
+    async def _submit(self, write: _Write) -> Any:
+        if self._closed:
+            raise StoreUnavailable("the store is closed")
+        return await self._writer.submit(write)
+
+    async def _run_batch(self, writes: list[_Write]) -> list[Outcome]:
+        try:
+            if self._conn is None:
+                self._conn = await self._pool.acquire()
+            conn = self._conn
+            alone = writes[0].alone if len(writes) == 1 else None
+            if alone is not None and await alone(conn):
+                return [(True, None)]
+            return await self._transaction(conn, writes)
+        except BaseException as exc:
+            conn_gone = isinstance(exc, CONNECTION_LOST)
+            if self._conn is not None and (conn_gone or self._conn.is_in_transaction()):
+                await self._drop_connection()  # the next write (a retry) starts on a fresh one
+            if not isinstance(exc, ASYNCPG_ERRORS):
+                raise
+            fault = store_fault(exc)
+            return [(False, fault) for _ in writes]
+
+    async def _drop_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.terminate()
+            with contextlib.suppress(Exception):
+                await self._pool.release(conn)
+        await self._pool.expire_connections()
+
+    async def _transaction(self, conn: asyncpg.Connection, writes: list[_Write]) -> list[Outcome]:
+        """The batch as one transaction; a write the database refused is left out and the rest rerun.
+
+        The batch's appends go first, in one statement; the writes of one batch were all queued at
+        once, so any order of them is one they could have had. An op raises StoreError (a lost
+        lease, a seq gap) only before it changed anything, so the transaction goes on without it."""
+        outcomes: dict[int, Outcome] = {}
+        todo = list(range(len(writes)))
+        together = True
+        while todo:
+            self._fenced.clear()
+            await conn.execute("BEGIN")
+            done: dict[int, Outcome] = {}
+            refused: tuple[int, asyncpg.PostgresError] | None = None
+            if together:
+                try:
+                    done = await self._append_together(conn, writes, todo)
+                except asyncpg.PostgresError as exc:
+                    if isinstance(exc, CONNECTION_LOST):
+                        raise
+                    await conn.execute("ROLLBACK")
+                    together = False  # one by one: the one refused is found and left out
+                    continue
+            for i in todo:
+                if i in done:
+                    continue
+                try:
+                    done[i] = (True, await writes[i].op(conn))
+                except StoreError as exc:
+                    done[i] = (False, exc)
+                except asyncpg.PostgresError as exc:
+                    if isinstance(exc, CONNECTION_LOST):
+                        raise
+                    refused = (i, exc)
+                    break
+            if refused is None:
+                await conn.execute("COMMIT")
+                outcomes.update(done)
+                break
+            await conn.execute("ROLLBACK")
+            outcomes[refused[0]] = (False, store_fault(refused[1]))
+            todo.remove(refused[0])
+        return [outcomes[i] for i in range(len(writes))]
+
+    async def _append_together(
+        self, conn: asyncpg.Connection, writes: list[_Write], todo: list[int]
+    ) -> dict[int, Outcome]:
+        """The first append of each debate in the batch, in one statement; those it stored."""
+        first: dict[str, int] = {}
+        for i in todo:
+            event = writes[i].event
+            if event is not None and event[0] not in first:
+                first[event[0]] = i
+        if len(first) < 2:
+            return {}
+        columns = [list(c) for c in zip(*(writes[i].event or () for i in first.values()), strict=True)]
+        tokens = [self._leases.token(debate_id) for debate_id in first]
+        stored = await conn.fetch(sql.POSTGRES_APPEND_MANY, *columns, tokens, self._owner)
+        self._fenced.update(r["debate_id"] for r in stored)
+        return {first[r["debate_id"]]: (True, None) for r in stored}
+
+    async def _alone(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """One transaction outside the batches, on its own pooled connection."""
         if self._closed:
             raise StoreUnavailable("the store is closed")
         try:
             async with self._pool.acquire() as conn, conn.transaction():
                 return await op(conn)
-        except (StoreError, *_ASYNCPG_ERRORS) as exc:
-            if isinstance(exc, _CONNECTION_LOST):
-                await self._pool.expire_connections()  # the next write (a retry) starts on a fresh one
+        except (StoreError, *ASYNCPG_ERRORS) as exc:
+            if isinstance(exc, CONNECTION_LOST):
+                await self._pool.expire_connections()
             raise store_fault(exc) from None
 
-    async def _fence(self, conn: asyncpg.Connection, debate_id: str) -> None:
-        owner = await conn.fetchval("SELECT owner FROM debates WHERE id = $1 FOR UPDATE", debate_id)
-        if owner is None:
-            raise StoreError(f"no debate {debate_id}")
-        if owner not in ("", self._owner):  # released (the debate ended) or ours: writable
-            self._held.discard(debate_id)
-            raise LeaseLost(f"debate {debate_id} is owned by another process ({owner})")
+    async def _fence(self, conn: asyncpg.Connection, debate_id: str, *, unowned_ok: bool = False) -> None:
+        """Lock the debate's row, or raise LeaseLost unless this store holds its current token."""
+        if debate_id in self._fenced:
+            return  # locked and checked in this transaction; our own writes leave it ours or ''
+        token = self._leases.token(debate_id)
+        for _ in range(2):
+            if await conn.fetchrow(SQL.fence, debate_id, self._owner, token) is not None:
+                self._fenced.add(debate_id)
+                return
+            row = await conn.fetchrow(SQL.lease_row, debate_id)
+            now = None if row is None else (str(row["owner"]), int(row["lease_token"]))
+            self._leases.check(debate_id, now, unowned_ok=unowned_ok)
+            if now is not None and not self._leases.writable(debate_id, *now):
+                return  # unowned and never held by this store: no lock needed (see Leases.check)
+        raise StoreUnavailable(f"debate {debate_id}: its lease changed while it was written")
 
-    async def _read(self, sql: str, *args: Any) -> list[Any]:
-        """A query; once more on a fresh connection when the pooled one turns out dead."""
+    async def _read(self, statement: str, *args: Any) -> list[Any]:
         if self._closed:
             raise StoreUnavailable("the store is closed")
-        for attempt in (1, 2):
-            try:
-                async with self._pool.acquire() as conn:
-                    return list(await conn.fetch(sql, *args))
-            except _CONNECTION_LOST:
-                await self._pool.expire_connections()  # the server dropped them all, likely: start afresh
-                if attempt == 2:
-                    raise StoreUnavailable("the database connection was lost") from None
-            except _ASYNCPG_ERRORS as exc:
-                raise store_fault(exc) from None
-        raise AssertionError("unreachable")
+        return await fetch(self._pool, statement, *args)
 
     # --- leases ----------------------------------------------------------------------------------
 
     async def acquire(self, debate_id: str) -> bool:
-        async def op(conn: asyncpg.Connection) -> bool:
-            row = await conn.fetchrow(
-                "SELECT owner, lease_until FROM debates WHERE id = $1 FOR UPDATE", debate_id
-            )
-            if row is None:
-                return False
-            owner, until = row["owner"], float(row["lease_until"])
-            now = time.time()
-            if owner not in ("", self._owner) and until > now and owner_alive(owner):
-                return False
-            await conn.execute(
-                "UPDATE debates SET owner = $1, lease_until = $2 WHERE id = $3",
-                self._owner,
-                now + self.settings.lease_seconds,
-                debate_id,
-            )
-            return True
+        """A takeover waits for the row's lock at most a heartbeat (a frozen owner's transaction is
+        ended by the server within half a lease; the next try gets it)."""
+        wait = min(self.settings.busy_timeout, self.settings.heartbeat_seconds)
 
-        taken = await self._write(op)
-        if taken:
-            self._held.add(debate_id)
-        return taken
+        async def op(conn: asyncpg.Connection) -> int | None:
+            await conn.execute(f"SET LOCAL lock_timeout = {milliseconds(wait)}")
+            row = await conn.fetchrow(SQL.lease_of, debate_id)
+            now = time.time()
+            if row is None or not self._leases.takeable(row["owner"], float(row["lease_until"]), now):
+                return None
+            until = now + self.settings.lease_seconds
+            token: int | None = await conn.fetchval(
+                SQL.take_lease, self._owner, until, debate_id, row["owner"], row["lease_token"]
+            )
+            return token
+
+        token = await self._alone(op)
+        if token is not None:
+            self._leases.took(debate_id, token)
+        return token is not None
 
     async def release(self, debate_id: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:
-            await conn.execute(
-                "UPDATE debates SET owner = '', lease_until = 0 WHERE id = $1 AND owner = $2",
-                debate_id,
-                self._owner,
-            )
+            await conn.execute(SQL.release, debate_id, self._owner)
 
-        self._held.discard(debate_id)
+        self._leases.gave_up(debate_id)
         await self._write(op)
 
     async def _release_all(self, conn: asyncpg.Connection) -> None:
-        await conn.execute("UPDATE debates SET owner = '', lease_until = 0 WHERE owner = $1", self._owner)
-        self._held.clear()
-
-    async def _heartbeat_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.heartbeat_seconds)
-            if not self._held:
-                continue
-            try:
-                await self._write(self._renew)
-            except StoreError as exc:
-                log.warning("could not renew debate leases: %s", exc)
+        await conn.execute(SQL.release_all, self._owner)
+        for debate_id in list(self._leases.held):
+            self._leases.gave_up(debate_id)
 
     async def _renew(self, conn: asyncpg.Connection) -> None:
-        held = sorted(self._held)
-        rows = await conn.fetch(
-            "UPDATE debates SET lease_until = $1 WHERE owner = $2 AND id = ANY($3::text[]) RETURNING id",
-            time.time() + self.settings.lease_seconds,
-            self._owner,
-            held,
-        )
-        still = {r["id"] for r in rows}
-        gone = sorted(set(held) - still)
-        if not gone:
-            return
-        now = await conn.fetch("SELECT id, owner FROM debates WHERE id = ANY($1::text[])", gone)
-        owners = {r["id"]: r["owner"] for r in now}
-        for debate_id in gone:
-            self._held.discard(debate_id)
-            if owners.get(debate_id):  # unowned means given up by this process's own write (an end)
-                log.warning("debate %s: its lease was taken by another process", debate_id)
+        held = sorted(self._leases.held)
+        until = time.time() + self.settings.lease_seconds
+        renewed = {r["id"] for r in await conn.fetch(SQL.renew, until, self._owner, held)}
+        rest = [d for d in held if d not in renewed]
+        if rest:
+            rows = await conn.fetch(SQL.owners_of, rest)
+            self._leases.not_renewed(rest, {r["id"]: (r["owner"], r["lease_token"]) for r in rows})
 
     # --- writes ----------------------------------------------------------------------------------
 
     async def create_debate(self, record: DebateRecord) -> None:
-        b = record.binding
+        row = sql.debate_row(record, self._owner, time.time() + self.settings.lease_seconds)
 
         async def op(conn: asyncpg.Connection) -> None:
-            await conn.execute(
-                "INSERT INTO debates (id, format, topic, spec, status, reason, platform, scope, channel,"
-                " started_by, created_at, updated_at, owner, lease_until)"
-                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)",
-                record.id,
-                record.format,
-                record.topic,
-                json.dumps(record.spec),
-                record.status,
-                record.reason,
-                b.platform,
-                b.scope,
-                b.channel,
-                b.started_by,
-                record.created_at.isoformat(),
-                record.updated_at.isoformat(),
-                self._owner,
-                time.time() + self.settings.lease_seconds,
-            )
+            await conn.execute(SQL.insert_debate, *row)
 
         await self._write(op)
-        self._held.add(record.id)
+        self._leases.took(record.id, 1)
 
     async def append(self, event: Event) -> None:
         async def op(conn: asyncpg.Connection) -> None:
+            checks = (self._owner, self._leases.token(event.debate_id))
+            if await conn.execute(SQL.checked_insert, *row, *checks) == "INSERT 0 1":
+                self._fenced.add(event.debate_id)
+                return
+            # refused: find out why (or find it stored already, by a retry whose answer was lost)
             await self._fence(conn, event.debate_id)
-            last = int(
-                await conn.fetchval(
-                    "SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = $1", event.debate_id
-                )
-            )
+            last = int(await conn.fetchval(SQL.last_seq, event.debate_id))
             if event.seq <= last:
-                stored = await conn.fetchval(
-                    "SELECT payload FROM events WHERE debate_id = $1 AND seq = $2", event.debate_id, event.seq
-                )
+                stored = await conn.fetchval(SQL.stored_payload, event.debate_id, event.seq)
                 if stored == text:
                     return  # a retry of a write whose COMMIT landed but whose answer was lost
             if event.seq != last + 1:
                 raise StoreError(f"event seq {event.seq} for debate {event.debate_id} does not follow {last}")
-            await conn.execute(
-                "INSERT INTO events (debate_id, seq, kind, at, payload) VALUES ($1,$2,$3,$4,$5)",
-                event.debate_id,
-                event.seq,
-                event.kind,
-                event.at.isoformat(),
-                text,
-            )
+            await conn.execute(SQL.insert_event, *row)
+
+        async def alone(conn: asyncpg.Connection) -> bool:
+            checks = (self._owner, self._leases.token(event.debate_id))
+            return bool(await conn.execute(SQL.checked_insert, *row, *checks) == "INSERT 0 1")
 
         text = dump_event(event)
-        await self._write(op)
+        row = (event.debate_id, event.seq, event.kind, event.at.isoformat(), text)
+        await self._submit(_Write(op, alone, row))
 
     async def set_status(self, debate_id: str, status: DebateStatus, reason: str = "") -> None:
         """Fenced; a debate that is no longer running gives its lease up with the same write."""
 
         async def op(conn: asyncpg.Connection) -> None:
             await self._fence(conn, debate_id)
-            if status == "running":
-                await conn.execute(
-                    "UPDATE debates SET status = $1, reason = $2, updated_at = $3 WHERE id = $4",
-                    status,
-                    reason,
-                    _now(),
-                    debate_id,
-                )
-            else:
-                await conn.execute(
-                    "UPDATE debates SET status = $1, reason = $2, updated_at = $3, owner = '',"
-                    " lease_until = 0 WHERE id = $4",
-                    status,
-                    reason,
-                    _now(),
-                    debate_id,
-                )
+            statement = SQL.set_running if status == "running" else SQL.set_ended
+            await conn.execute(statement, status, reason, sql.now_text(), debate_id)
 
         await self._write(op)
         if status != "running":
-            self._held.discard(debate_id)
+            self._leases.gave_up(debate_id)
 
     async def set_binding_value(self, debate_id: str, key: str, value: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:
-            await self._fence(conn, debate_id)
-            await conn.execute(
-                "INSERT INTO bindings (debate_id, key, value) VALUES ($1,$2,$3)"
-                " ON CONFLICT (debate_id, key) DO UPDATE SET value = excluded.value",
-                debate_id,
-                key,
-                value,
-            )
+            await self._fence(conn, debate_id, unowned_ok=True)
+            await conn.execute(SQL.upsert_binding, debate_id, key, value)
 
         await self._write(op)
 
@@ -404,14 +341,7 @@ class PostgresStore:
 
         async def op(conn: asyncpg.Connection) -> None:
             await self._fence(conn, debate_id)
-            await conn.execute(
-                "INSERT INTO model_calls (debate_id, key, n, payload) VALUES ($1,$2,$3,$4)"
-                " ON CONFLICT (debate_id, key, n) DO NOTHING",
-                debate_id,
-                key,
-                n,
-                payload,
-            )
+            await conn.execute(SQL.insert_call, debate_id, key, n, payload)
 
         await self._write(op)
 
@@ -419,9 +349,7 @@ class PostgresStore:
 
     async def post_vote(self, debate_id: str, payload: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:
-            await conn.execute(
-                "INSERT INTO votes_inbox (debate_id, payload) VALUES ($1, $2)", debate_id, payload
-            )
+            await conn.execute(SQL.insert_vote, debate_id, payload)
             await conn.execute("SELECT pg_notify($1, $2)", VOTES_CHANNEL, debate_id)
 
         await self._write(op)
@@ -429,87 +357,34 @@ class PostgresStore:
     async def take_votes(self, debate_id: str) -> list[str]:
         async def op(conn: asyncpg.Connection) -> list[str]:
             await self._fence(conn, debate_id)
-            rows = await conn.fetch(
-                "DELETE FROM votes_inbox WHERE debate_id = $1 RETURNING id, payload", debate_id
-            )
+            rows = await conn.fetch(SQL.take_votes, debate_id)
             return [r["payload"] for r in sorted(rows, key=lambda r: r["id"])]
 
-        return await self._write(op)
+        result: list[str] = await self._write(op)
+        return result
 
     async def wait_for_votes(self) -> None:
         """Until a NOTIFY arrives (or a poll interval passes, should the listener be down)."""
-        if self._listener is None or self._listener.is_closed():
-            await self._listen()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._votes.wait(), timeout=self.settings.poll_seconds * 5)
-        self._votes.clear()
-
-    async def _listen(self) -> None:
-        try:
-            self._listener = await asyncpg.connect(
-                self._url, server_settings=_server_settings(self.settings), timeout=10
-            )
-            await self._listener.add_listener(VOTES_CHANNEL, self._notified)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
-            log.warning("cannot listen for votes (polling instead): %s", exc)
-            self._listener = None
-
-    def _notified(self, conn: Any, pid: int, channel: str, payload: str) -> None:
-        self._votes.set()
+        await self._notices.wait()
 
     # --- reads -----------------------------------------------------------------------------------
 
     async def events(self, debate_id: str) -> list[Event]:
-        rows = await self._read("SELECT payload FROM events WHERE debate_id = $1 ORDER BY seq", debate_id)
-        return [load_event(r["payload"]) for r in rows]
+        return [load_event(r["payload"]) for r in await self._read(SQL.events, debate_id)]
 
     async def get_debate(self, debate_id: str) -> DebateRecord | None:
-        rows = await self._read("SELECT * FROM debates WHERE id = $1", debate_id)
-        return _record(rows[0]) if rows else None
+        rows = await self._read(SQL.debate, debate_id)
+        return sql.record_of(rows[0]) if rows else None
 
     async def list_debates(self, limit: int = 20) -> Sequence[DebateRecord]:
-        rows = await self._read("SELECT * FROM debates ORDER BY created_at DESC, id LIMIT $1", limit)
-        return [_record(r) for r in rows]
+        return [sql.record_of(r) for r in await self._read(SQL.list_debates, limit)]
 
     async def debates_with_status(self, status: DebateStatus) -> Sequence[DebateRecord]:
-        rows = await self._read("SELECT * FROM debates WHERE status = $1 ORDER BY created_at", status)
-        return [_record(r) for r in rows]
+        return [sql.record_of(r) for r in await self._read(SQL.with_status, status)]
 
     async def calls(self, debate_id: str) -> dict[tuple[str, int], str]:
-        rows = await self._read("SELECT key, n, payload FROM model_calls WHERE debate_id = $1", debate_id)
+        rows = await self._read(SQL.calls, debate_id)
         return {(r["key"], int(r["n"])): r["payload"] for r in rows}
 
     async def binding_values(self, debate_id: str) -> dict[str, str]:
-        rows = await self._read("SELECT key, value FROM bindings WHERE debate_id = $1", debate_id)
-        return {r["key"]: r["value"] for r in rows}
-
-
-def _safe(url: str) -> str:
-    """The URL without its password (it must never reach a log or a message)."""
-    head, sep, tail = url.partition("@")
-    if not sep:
-        return url
-    scheme, _, creds = head.partition("://")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}@{tail}"
-
-
-def _record(row: Any) -> DebateRecord:
-    return DebateRecord(
-        id=row["id"],
-        format=row["format"],
-        topic=row["topic"],
-        spec=json.loads(row["spec"]),
-        status=row["status"],
-        reason=row["reason"],
-        binding=Binding(
-            platform=row["platform"],
-            scope=row["scope"],
-            channel=row["channel"],
-            started_by=row["started_by"],
-        ),
-        created_at=datetime.fromisoformat(row["created_at"]),
-        updated_at=datetime.fromisoformat(row["updated_at"]),
-        owner=row["owner"],
-        lease_until=float(row["lease_until"]),
-    )
+        return {r["key"]: r["value"] for r in await self._read(SQL.binding_values, debate_id)}

@@ -1,0 +1,98 @@
+"""The debate leases a store holds, and the fence every write to a debate passes, for both stores.
+
+Each debate row carries an owner, a lease end and a fencing token. Taking the lease (`acquire`, or
+creating the debate) is one conditional update that raises the token by one and returns it; the
+store keeps the token it got. A write to the debate is accepted only while the row's token is still
+that one, and the row is the store's own or was given up by the store itself (an end, a release):
+an empty owner is no wildcard, since anyone who took the debate since has raised the token. So a
+process paused past its lease writes nothing once another took the debate, even if that one has
+let it go again; the refused write raises LeaseLost and the debate stops there as taken over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+
+from core.errors import LeaseLost, StoreError
+from core.ports import owner_alive
+
+log = logging.getLogger(__name__)
+
+NO_TOKEN = -1  # what a store that never held a debate passes to the fence: matches no row
+
+
+class Leases:
+    """The debates one store owns (renewed by its heartbeat) and the token it holds for each."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.held: set[str] = set()
+        self._tokens: dict[str, int] = {}
+
+    def token(self, debate_id: str) -> int:
+        return self._tokens.get(debate_id, NO_TOKEN)
+
+    def took(self, debate_id: str, token: int) -> None:
+        self.held.add(debate_id)
+        self._tokens[debate_id] = token
+
+    def gave_up(self, debate_id: str) -> None:
+        """Given up by this store's own write: no longer renewed, still writable until someone takes it."""
+        self.held.discard(debate_id)
+
+    def lost(self, debate_id: str) -> None:
+        """Taken by another: no write of this store passes the fence for it again (until it takes it)."""
+        self.held.discard(debate_id)
+        self._tokens[debate_id] = NO_TOKEN  # kept: a former holder is never a stranger to it
+
+    def takeable(self, owner: str, lease_until: float, now: float) -> bool:
+        """Free, expired, ours, or held by a dead process on this machine."""
+        return owner in ("", self.owner) or lease_until <= now or not owner_alive(owner)
+
+    def writable(self, debate_id: str, owner: str, token: int) -> bool:
+        return token == self.token(debate_id) and owner in ("", self.owner)
+
+    def check(self, debate_id: str, row: tuple[str, int] | None, *, unowned_ok: bool = False) -> None:
+        """Raise unless this store may write the debate whose row holds (owner, token).
+
+        `unowned_ok`: a front end's delivery detail may also be kept for a debate no one owns by a
+        store that never held it (a thread reattached before its debate's lease is taken); never by
+        a former holder, whose token says it may have been taken over since."""
+        if row is None:
+            raise StoreError(f"no debate {debate_id}")
+        owner, token = row
+        if self.writable(debate_id, owner, token):
+            return
+        if unowned_ok and owner == "" and debate_id not in self._tokens:
+            return
+        self.lost(debate_id)
+        holder = owner or "none now: it was taken over, then given up"
+        raise LeaseLost(f"debate {debate_id} is owned by another process ({holder})")
+
+    def not_renewed(self, debate_ids: list[str], rows: Mapping[str, tuple[str, int]]) -> None:
+        """Held debates a renewal found no longer this store's; `rows`: their (owner, token) now."""
+        for debate_id in debate_ids:
+            row = rows.get(debate_id)
+            if row is None:  # deleted
+                self.held.discard(debate_id)
+                continue
+            if row[0] == self.owner:
+                continue
+            if self.writable(debate_id, *row):  # given up by this store's own write (an end, a release)
+                self.gave_up(debate_id)
+                continue
+            self.lost(debate_id)
+            log.warning("debate %s: its lease was taken by another process", debate_id)
+
+    async def heartbeat(self, every: float, renew: Callable[[], Awaitable[None]]) -> None:
+        """Renew the held leases every `every` seconds, for good."""
+        while True:
+            await asyncio.sleep(every)
+            if not self.held:
+                continue
+            try:
+                await renew()
+            except StoreError as exc:
+                log.warning("could not renew debate leases: %s", exc)
