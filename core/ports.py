@@ -96,10 +96,12 @@ def retire_owner_id(owner: str) -> None:
 class Store(Protocol):
     """An append-only event log per debate plus a table of debates, shared by any number of processes.
 
-    Every write is its own transaction, committed before the call returns: what a caller hands on
-    afterwards is stored. A transient fault raises StoreUnavailable (nothing was written; retry).
-    Each debate has one owner at a time (a lease that `acquire` takes and a heartbeat renews); every
-    write to a debate is fenced by it and raises LeaseLost in a process that does not hold it.
+    Every write is committed before the call returns (appends queued together may share one
+    transaction, each checked on its own): what a caller hands on afterwards is stored. A transient
+    fault raises StoreUnavailable (nothing was written; retry). Each debate has one owner at a time:
+    a lease that `acquire` takes with a new fencing token and a heartbeat renews. Every write to a
+    debate carries that token and raises LeaseLost in a process whose token is no longer current,
+    even when nobody owns the debate now.
     """
 
     @property
