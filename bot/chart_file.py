@@ -9,6 +9,7 @@ from typing import Any
 from rich.text import Text
 
 from adapters.pictures.render import results_png
+from core.private_files import write_private
 
 
 async def write_chart(store: Any, debate_id: str, path: Path, console: Any) -> Path | None:
@@ -18,7 +19,7 @@ async def write_chart(store: Any, debate_id: str, path: Path, console: Any) -> P
         console.print(Text("No results picture could be drawn for this debate.", style="yellow"))
         return None
     try:
-        await asyncio.to_thread(path.write_bytes, picture.png)
+        await asyncio.to_thread(write_private, path, picture.png)
     except OSError as exc:
         console.print(Text(f"The results picture could not be written to {path}: {exc}", style="yellow"))
         return None

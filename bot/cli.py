@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from bot.errors import UsageError
 from core.errors import StoreError
+from core.private_files import write_private
 from core.spec import EXAMPLE_TOPIC
 
 EXIT_USAGE = 2
@@ -479,7 +480,7 @@ def _transcript(args: argparse.Namespace) -> int:
         text = to_json_lines(events) if args.json else to_markdown(record, events)
     if args.out is not None:
         try:
-            args.out.write_text(text, encoding="utf-8")
+            write_private(args.out, text)
         except OSError as exc:
             raise UsageError(f"--out: cannot write {args.out}: {exc.strerror or exc}") from None
         return 0

@@ -17,6 +17,7 @@ from adapters.console.render import ConsoleView
 from core.errors import BallotError
 from core.events import Artifact, DebateCompleted, Event, HumanVoteOpened, VotingClosed
 from core.models import VoteOption
+from core.private_files import write_private
 from core.sanitize import terminal_safe
 from core.session import DebateHandle
 
@@ -57,11 +58,13 @@ def _save(directory: Path, artifact: Artifact) -> Path:
     name = Path(artifact.name).name or "rostra-output.md"
     path = directory / name
     stem, suffix, n = path.stem, path.suffix, 1
-    while path.exists():
-        n += 1
-        path = directory / f"{stem}-{n}{suffix}"
-    path.write_text(artifact.content, encoding="utf-8")
-    return path
+    while True:
+        try:
+            write_private(path, artifact.content, exclusive=True)
+            return path
+        except FileExistsError:
+            n += 1
+            path = directory / f"{stem}-{n}{suffix}"
 
 
 class ConsoleSink:

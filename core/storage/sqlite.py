@@ -25,6 +25,7 @@ import aiosqlite
 from core.errors import StoreError, StoreUnavailable
 from core.events import Event, dump_event, load_event
 from core.ports import DebateRecord, DebateStatus, new_owner_id, retire_owner_id
+from core.private_files import private_folder, touch_private
 from core.settings import StorageSettings
 from core.storage import sql
 from core.storage.batching import GroupCommit, Outcome
@@ -92,7 +93,8 @@ class SQLiteStore:
     async def open(cls, path: Path, settings: StorageSettings | None = None) -> SQLiteStore:
         settings = settings or StorageSettings()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)
+            touch_private(path)
         except OSError as exc:
             raise StoreError(f"Cannot create the folder for the database {path}: {exc.strerror}") from None
         thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rostra-sqlite-writer")

@@ -172,6 +172,7 @@ def test_the_panel_reads_documents_and_saves_its_answers(tmp_path: Path) -> None
     assert "✔ verified" in out.stdout  # rehearsal panellists quote their own documents
     [saved] = list(work.glob("panel-*.md"))
     assert saved.read_text(encoding="utf-8").startswith("# Panel: What happens when cities ban cars?")
+    assert saved.stat().st_mode & 0o777 == 0o600  # the owner's only, whatever the umask
 
 
 @pytest.mark.parametrize(
