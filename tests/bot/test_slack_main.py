@@ -204,8 +204,11 @@ async def test_serving_again_picks_the_debate_up_in_its_thread(tmp_path: Path, a
     card = api.calls_to("reactions.add")[0].args["timestamp"]
     api.react(CHANNEL, card, "x", "UALICE")
     await send(reaction_event(True, "UALICE", "x", card))
-    await api.wait_until(
-        lambda: any('"UALICE"' in json.dumps(c.args) for c in api.calls_to("chat.update")) or True
+    await api.wait_until(  # alice's vote is counted and shown on the card before the stop
+        lambda: (
+            "People so far: ✅ Keep 0 · ❌ Replace 1"
+            in json.dumps(api.messages[(CHANNEL, card)], ensure_ascii=False)
+        )
     )
     stop.set()
     assert await serving == 0
