@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.clock import RealClock
 from core.events import Event, HumanVoteOpened, TurnCompleted
-from tests.fakes.discord_rest import Limits
+from testkit.discord_rest import Limits
 
 WORDS = [
     "cities",
@@ -116,7 +116,7 @@ def _final_shown_at(history: list[tuple[float, str]], text: str) -> float | None
 
 
 async def bench_discord(n: int, *, channels: int, window: float, latency: float) -> Figures:
-    from tests.adapters.discord.loopback import arena
+    from testkit.discord_world import arena
 
     figures = Figures("Discord (one bot)", n)
     with tempfile.TemporaryDirectory() as tmp:
@@ -198,8 +198,8 @@ def _windows(figures: Figures, events: list[Event], ballot_ready: float | None, 
 
 
 async def bench_slack(n: int, *, window: float, latency: float, streaming: bool = False) -> Figures:
-    from tests.adapters.slack.conftest import open_harness
-    from tests.adapters.slack.fake_slack import FakeSlack
+    from testkit.slack_api import FakeSlack
+    from testkit.slack_world import open_harness
 
     figures = Figures(f"Slack (one workspace{', streaming by edits' if streaming else ''})", n)
     api = FakeSlack()

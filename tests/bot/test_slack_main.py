@@ -22,6 +22,7 @@ from bot.cli import UsageError
 from bot.config import Secrets
 from bot.slack_main import Mode, add_slack_commands, choose_mode, serve
 from core.clock import FakeClock
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     APP_TOKEN,
@@ -34,7 +35,6 @@ from tests.adapters.slack.conftest import (
     reaction_event,
     sign,
 )
-from tests.adapters.slack.fake_slack import FakeSlack
 from tests.helpers import CONFIG_PATH, REPO, make_config, write_script
 
 

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from core.events import DebateCompleted, HumanVoteOpened, Notice, TurnCompleted, TurnStarted, VotingClosed
-from tests.adapters.discord.loopback import Arena, arena, compress_discord_py_waits
-from tests.fakes.discord_rest import Limits
+from testkit.discord_rest import Limits
+from testkit.discord_world import Arena, arena
+from tests.adapters.discord.loopback import compress_discord_py_waits
 
 WEBHOOK_POST = r"/webhooks/\d+/[^/]+"
 

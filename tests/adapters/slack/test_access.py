@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
@@ -15,7 +16,6 @@ from tests.adapters.slack.conftest import (
     Harness,
     open_harness,
 )
-from tests.adapters.slack.fake_slack import FakeSlack
 
 PRIVATE = "G0PRIVATE"
 

@@ -12,8 +12,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from testkit.slack_api import DROP_AFTER, FakeSlack, Limits
 from tests.adapters.slack.conftest import BOT_TOKEN, CHANNEL
-from tests.adapters.slack.fake_slack import DROP_AFTER, FakeSlack, Limits
 
 
 def _client(api: FakeSlack, retries: int = 0) -> AsyncWebClient:

@@ -23,6 +23,7 @@ from core.events import (
     VoteCast,
 )
 from core.session import DebateHandle
+from testkit.slack_api import BOT_USER, FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
@@ -35,7 +36,6 @@ from tests.adapters.slack.conftest import (
     blocks_text,
     open_harness,
 )
-from tests.adapters.slack.fake_slack import BOT_USER, FakeSlack
 
 HOLD = 5.0  # human windows (10 s here) wait for the test; the scripted models answer at once
 Message = dict[str, Any]

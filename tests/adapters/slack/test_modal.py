@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from adapters.slack.modal import FORMAT_ACTION
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.conftest import ALICE, BOB, CHANNEL, Harness, blocks_text, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.interactive import block_actions, interact, message_shortcut, slash_alone, submit
 from tests.adapters.slack.test_documents import DOC_A, DOC_B, PANEL_SCRIPT, panel
 
