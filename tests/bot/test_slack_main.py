@@ -247,6 +247,7 @@ def rostra_slack(env: dict[str, str], log: Path, port: int) -> subprocess.Popen[
         )
 
 
+@pytest.mark.slow
 async def test_a_slack_bot_killed_mid_vote_resumes_with_every_vote(tmp_path: Path, api: FakeSlack) -> None:
     """`rostra slack` SIGKILLed while people vote, then started again: the vote card reopens in the
     same thread, and votes from before the kill, while it was down and after it all count."""

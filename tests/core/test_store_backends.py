@@ -162,6 +162,7 @@ async def test_a_debate_cut_short_on_postgres_resumes_to_the_same_end(
     assert figures(results[0]) == figures(results[1])
 
 
+@pytest.mark.slow
 async def test_a_vote_cast_in_a_process_that_does_not_run_the_debate_counts(
     tmp_path: Path, request: pytest.FixtureRequest, opener: Opener
 ) -> None:

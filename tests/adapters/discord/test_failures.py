@@ -151,6 +151,7 @@ def _is_vote_card(body: dict[str, Any]) -> bool:
     return any("🗳️" in (e.get("title") or "") for e in body.get("embeds") or [])
 
 
+@pytest.mark.slow
 async def test_the_window_opens_only_once_its_card_and_ballot_are_visible(tmp_path: Path) -> None:
     async with arena(tmp_path) as world:
         api = world.lb.api

@@ -81,6 +81,7 @@ def human_votes(events: list[Any]) -> list[tuple[str, str]]:
     return [(e.voter.id, e.choice) for e in events if isinstance(e, VoteCast) and e.voter.human]
 
 
+@pytest.mark.slow
 @pytest.mark.rostra(script=TIE, storage=FAST_VOTES)
 async def test_a_reaction_reaching_the_other_process_counts_in_the_owners_debate(world: World) -> None:
     async with owner_debate(world) as (owner, handle):
@@ -106,6 +107,7 @@ async def test_a_reaction_reaching_the_other_process_counts_in_the_owners_debate
     assert [e.seq for e in events] == list(range(1, len(events) + 1))  # one log, the owner's
 
 
+@pytest.mark.slow
 @pytest.mark.rostra(script=TIE, storage=FAST_VOTES, discord={"ballot": "buttons"})
 async def test_a_click_reaching_the_other_process_counts_and_is_confirmed(world: World) -> None:
     async with owner_debate(world) as (owner, handle):
@@ -132,6 +134,7 @@ async def test_a_click_reaching_the_other_process_counts_and_is_confirmed(world:
 FAILOVER: dict[str, Any] = {"poll_seconds": 0.05, "lease_seconds": 1, "heartbeat_seconds": 0.2}
 
 
+@pytest.mark.slow
 @pytest.mark.rostra(script=TIE, storage=FAILOVER)
 async def test_when_the_owner_stops_the_gateways_process_takes_the_debate_over(world: World) -> None:
     """The owner stops mid-window: the bot's own process takes the debate over in the same thread
