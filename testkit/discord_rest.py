@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import discord
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 from testkit.server import FakeServer, Fault, Window
 
@@ -65,6 +65,7 @@ class FakeDiscordREST(FakeServer[Request]):
         self.deleted: set[int] = set()
         self._nonces: dict[tuple[int, str], int] = {}
         self._ids = itertools.count(1)
+        self.answered: list[Callable[[Request, int, Any], None]] = []  # told each carried-out answer
         self.app.router.add_route("*", API + "/{tail:.*}", self._handle)
 
     @property
@@ -177,6 +178,8 @@ class FakeDiscordREST(FakeServer[Request]):
             req.status = fault.status
             return _json(fault.body, status=fault.status)
         status, payload = self._route(req)
+        for observer in self.answered:
+            observer(req, status, payload)
         if fault is not None:  # carried out, answered an error anyway
             req.status = fault.status
             return _json(fault.body, status=fault.status)
@@ -401,7 +404,7 @@ async def _body(request: web.Request) -> dict[str, Any]:
         files = []
         reader = await request.multipart()
         async for part in reader:
-            if not isinstance(part, web.BodyPartReader):
+            if not isinstance(part, BodyPartReader):
                 continue
             data = await part.read(decode=True)
             if part.name == "payload_json":

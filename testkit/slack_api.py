@@ -91,6 +91,8 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
         self.limits: Limits | None = None
         self._holds: dict[str, list[Hold]] = {}
         self._counter = itertools.count(1)
+        # told each carried-out call: its method, arguments and answer
+        self.answered: list[Callable[[str, dict[str, Any], dict[str, Any]], None]] = []
         self.ws: web.WebSocketResponse | None = None
         self.ws_acks: dict[str, dict[str, Any]] = {}
         app = self.app
@@ -290,7 +292,10 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
 
     def _answer(self, method: str, a: dict[str, Any]) -> dict[str, Any]:
         handler = getattr(self, "_" + method.replace(".", "_"), None)
-        return handler(a) if handler is not None else {"ok": True}
+        answer: dict[str, Any] = handler(a) if handler is not None else {"ok": True}
+        for observer in self.answered:
+            observer(method, a, answer)
+        return answer
 
     def _auth_test(self, a: dict[str, Any]) -> dict[str, Any]:
         return {
