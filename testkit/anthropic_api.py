@@ -180,7 +180,7 @@ class FakeAnthropic(FakeServer[Request]):
         return response
 
     def _sse(self, model: str, text: str, usage: dict[str, int]) -> list[tuple[str, dict[str, Any]]]:
-        start = {
+        start: dict[str, Any] = {
             "id": "msg_s",
             "type": "message",
             "role": "assistant",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from core.events import Event
+
+E = TypeVar("E")
 
 
 class RecordingSink:
@@ -23,7 +25,7 @@ class RecordingSink:
             if asyncio.iscoroutine(result):
                 await result
 
-    def of(self, kind: type[Any]) -> list[Any]:
+    def of(self, kind: type[E]) -> list[E]:
         return [e for e in self.events if isinstance(e, kind)]
 
     def kinds(self) -> list[str]:

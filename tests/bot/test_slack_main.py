@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -328,7 +329,10 @@ async def test_a_slack_bot_killed_mid_vote_resumes_with_every_vote(tmp_path: Pat
         api.react(CHANNEL, card, "x", "UBOB")
         await send(reaction_event(True, "UBOB", "x", card))
         await api.wait_until(lambda: card_says("❌ Replace 3"), within=10)
-        thread = lambda: api.thread(CHANNEL, opening["ts"])  # noqa: E731
+
+        def thread() -> list[dict[str, Any]]:
+            return api.thread(CHANNEL, opening["ts"])
+
         await api.wait_until(lambda: thread()[-1]["text"].startswith("The end"), within=40)
     finally:
         second.send_signal(signal.SIGTERM)

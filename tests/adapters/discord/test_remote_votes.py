@@ -25,7 +25,7 @@ from core.events import HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
 from core.ports import Binding
 from core.session import DebateHandle
 from core.spec import DebateSpec
-from tests.adapters.discord.conftest import World, card
+from tests.adapters.discord.conftest import World, buttons_of, card
 from tests.adapters.discord.test_votes import TIE
 
 FAST_VOTES: dict[str, Any] = {"poll_seconds": 0.05}
@@ -128,7 +128,7 @@ async def test_a_click_reaching_the_other_process_counts_and_is_confirmed(world:
     assert closed.human_tally == {"keep": 0, "replace": 1}
     assert result.stats.human_votes == 1
     closed_card = card(world.thread(), "🗳️")  # the owner disabled the buttons at the close
-    assert [c.disabled for row in closed_card.components for c in row.children] == [True, True]
+    assert [c.disabled for c in buttons_of(closed_card)] == [True, True]
 
 
 FAILOVER: dict[str, Any] = {"poll_seconds": 0.05, "lease_seconds": 1, "heartbeat_seconds": 0.2}

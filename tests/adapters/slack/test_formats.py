@@ -234,7 +234,7 @@ async def test_oxford_in_full(tmp_path: Path, api: FakeSlack) -> None:
                     m["text"].startswith(title) and "*Your vote*" in blocks_text(m) for m in slack.thread()
                 )
             )
-            card = next(m["ts"] for m in slack.thread() if m["text"].startswith(title))
+            card: str = next(m["ts"] for m in slack.thread() if m["text"].startswith(title))
             for person, name in reactions:
                 await slack.react(person, name, card)
             people = {p for p, _ in reactions}

@@ -182,7 +182,7 @@ async def test_the_fake_checks_views_as_slack_does(api: FakeSlack) -> None:
 
     client = AsyncWebClient(token="xoxb-1-rostra-test-token", base_url=api.base_url)
     good = {"type": "modal", "title": {"type": "plain_text", "text": "Start a debate"}, "blocks": []}
-    problems = {
+    problems: dict[str, dict[str, Any]] = {
         "title over 24 characters": {**good, "title": {"type": "plain_text", "text": "x" * 25}},
         "input without submit": {
             **good,
