@@ -11,6 +11,9 @@ see `pointed_at`), and is as strict as Discord's published rules:
   stores a message and the gateway in front of it answers 502), a Cloudflare-style 429 (no `Via`
   header, an HTML body), and threads that are gone (404/10003) or forbidden (403/50001);
 - `nonce` + `enforce_nonce` on bot messages: a second post with the same nonce returns the first.
+
+The server's lifecycle, the request log, faults, rate windows and `wait_until` are the shared base's
+(testkit/server.py); this module holds only Discord's answers and rules.
 """
 
 from __future__ import annotations

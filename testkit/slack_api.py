@@ -11,6 +11,9 @@ was posted with (reported for real workspaces; the default delivery must not dep
 per workspace and method for `chat.update` and `reactions.add`, and about one `chat.postMessage` per
 second per channel. `fail_next(..., status=DROP_AFTER)` carries a call out and then drops the
 connection without answering (Slack accepted the post; the client cannot know).
+
+The server's lifecycle, the call log, faults, rate windows and `wait_until` are the shared base's
+(testkit/server.py); this module holds only Slack's answers and rules.
 """
 
 from __future__ import annotations
