@@ -49,7 +49,7 @@ from bot.config import Config, Secrets, load_config
 from bot.runtime import Runtime
 from core.events import DebateCompleted, Event
 from core.llm.scripted import Script, ScriptedModel
-from core.ports import DebateRecord, DebateStatus
+from core.ports import DebateRecord, DebateStatus, new_owner_id
 from core.spec import DebateSpec
 
 REPO = Path(__file__).resolve().parent.parent
@@ -156,6 +156,32 @@ class MemoryStore:
         self._events: dict[str, list[Event]] = {}
         self._bindings: dict[str, dict[str, str]] = {}
         self._calls: dict[str, dict[tuple[str, int], str]] = {}
+        self._owner = new_owner_id()
+        self._leases: set[str] = set()
+        self._votes: dict[str, list[str]] = {}
+        self._posted = asyncio.Event()
+
+    @property
+    def owner(self) -> str:
+        return self._owner
+
+    async def acquire(self, debate_id: str) -> bool:
+        self._leases.add(debate_id)  # one process: every lease is free or ours
+        return True
+
+    async def release(self, debate_id: str) -> None:
+        self._leases.discard(debate_id)
+
+    async def post_vote(self, debate_id: str, payload: str) -> None:
+        self._votes.setdefault(debate_id, []).append(payload)
+        self._posted.set()
+
+    async def take_votes(self, debate_id: str) -> list[str]:
+        return self._votes.pop(debate_id, [])
+
+    async def wait_for_votes(self) -> None:
+        await self._posted.wait()
+        self._posted.clear()
 
     async def create_debate(self, record: DebateRecord) -> None:
         self._debates[record.id] = record

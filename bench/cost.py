@@ -3,7 +3,7 @@
 Tokens per turn and cost per debate for the two context strategies (`context.strategy`):
 `bounded` (recent turns verbatim plus a digest) against `transcript` (the append-only transcript,
 cached). Each debate is a real arena debate through agno's Claude class against the local fake of
-the Messages API (tests/fakes/anthropic_api.py), which keeps a prompt cache by the documented rules
+the Messages API (testkit/anthropic_api.py), which keeps a prompt cache by the documented rules
 (breakpoints, minimum cacheable length, 20-block lookback) and estimates 4 characters per token.
 Models and prices are config.yaml's: Sonnet 5.5 speaks, Haiku 5.5 casts the ballots.
 """
@@ -24,8 +24,9 @@ from core.clock import FakeClock
 from core.models import TokenUsage
 from core.pricing import cost_of
 from core.spec import DebateSpec
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.helpers import RecordingSink, make_config
+from testkit.anthropic_api import FakeAnthropic
+from testkit.config import make_config
+from testkit.recording import RecordingSink
 
 SHAPES = {10: (1, 5), 20: (2, 5), 40: (4, 5), 100: (5, 10)}  # turns: (rounds, exchanges per round)
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.clock import RealClock
 from core.events import Event, HumanVoteOpened, TurnCompleted
-from tests.fakes.discord_rest import Limits
+from testkit.discord_rest import Limits
 
 WORDS = [
     "cities",
@@ -116,7 +116,7 @@ def _final_shown_at(history: list[tuple[float, str]], text: str) -> float | None
 
 
 async def bench_discord(n: int, *, channels: int, window: float, latency: float) -> Figures:
-    from tests.adapters.discord.loopback import arena
+    from testkit.discord_world import arena
 
     figures = Figures("Discord (one bot)", n)
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,15 +133,12 @@ async def bench_discord(n: int, *, channels: int, window: float, latency: float)
             hosts = [lb.channel] + [lb.channel_named(f"debates-{i}") for i in range(1, channels)]
             api = lb.api
             history: dict[int, list[tuple[float, str]]] = {}
-            original = api._route
 
-            def recording(req: Any) -> tuple[int, Any]:
-                status, payload = original(req)
+            def recording(req: Any, status: int, payload: Any) -> None:
                 if isinstance(payload, dict) and "content" in payload and "channel_id" in payload:
                     history.setdefault(int(payload["id"]), []).append((time.time(), payload["content"]))
-                return status, payload
 
-            api._route = recording  # type: ignore[method-assign]
+            api.answered.append(recording)
             started = time.monotonic()
             runs = []
             for i in range(n):
@@ -198,8 +195,8 @@ def _windows(figures: Figures, events: list[Event], ballot_ready: float | None, 
 
 
 async def bench_slack(n: int, *, window: float, latency: float, streaming: bool = False) -> Figures:
-    from tests.adapters.slack.conftest import open_harness
-    from tests.adapters.slack.fake_slack import FakeSlack
+    from testkit.slack_api import FakeSlack
+    from testkit.slack_world import open_harness
 
     figures = Figures(f"Slack (one workspace{', streaming by edits' if streaming else ''})", n)
     api = FakeSlack()
@@ -218,16 +215,13 @@ async def bench_slack(n: int, *, window: float, latency: float, streaming: bool 
                 slack={"edit_interval": 1.0, "streaming": streaming},
             ) as slack:
                 history: dict[tuple[str, str], list[tuple[float, str]]] = {}
-                original = api._answer
 
-                def recording(method: str, args: dict[str, Any]) -> dict[str, Any]:
-                    answer = original(method, args)
+                def recording(method: str, args: dict[str, Any], answer: dict[str, Any]) -> None:
                     if method in ("chat.postMessage", "chat.update") and answer.get("ok"):
                         key = (str(answer["channel"]), str(answer["ts"]))
                         history.setdefault(key, []).append((time.time(), str(args.get("text", ""))))
-                    return answer
 
-                api._answer = recording  # type: ignore[method-assign]
+                api.answered.append(recording)
                 started = time.monotonic()
                 channels = [f"C{i:07d}" for i in range(n)]
                 for i, channel in enumerate(channels):

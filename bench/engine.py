@@ -26,7 +26,8 @@ from core.events import Notice, TurnCompleted
 from core.ports import DebateRecord
 from core.spec import DebateSpec
 from core.storage.sqlite import SQLiteStore
-from tests.helpers import REPO, RecordingSink, make_config
+from testkit.config import REPO, make_config
+from testkit.recording import RecordingSink
 
 
 def fast_demo(runs: int = 5) -> list[float]:

@@ -3,7 +3,7 @@
 Append throughput and p99 latency of the store (`Store.append`: fenced by the lease, seq-checked,
 committed before it returns) on SQLite and on Postgres, one debate alone and many debates at once,
 each next to the raw limit of the same database measured in the same run: one INSERT+COMMIT per
-row, and rows batched 100 to a commit. Postgres runs on a temporary local server (tests/pg.py).
+row, and rows batched 100 to a commit. Postgres runs on a temporary local server (testkit/postgres.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from core.events import Notice, dump_event
 from core.ports import DebateRecord, Store
 from core.settings import StorageSettings
 from core.storage import open_store
-from tests.pg import running_server
+from testkit.postgres import running_server
 
 EVENTS = 2000
 MANY = 16

@@ -262,6 +262,7 @@ def test_a_bot_with_a_fifo_script_fails_at_start_up_in_one_line(tmp_path: Path) 
         make_config(tmp_path, model={"script": str(fifo)})
 
 
+@pytest.mark.slow
 def test_stored_text_is_never_markup_and_never_drives_the_terminal(tmp_path: Path) -> None:
     topic = "Is [/] fine? [link=https://evil.example]click[/link] [bold]now"
     script = write_script(tmp_path, {"proposition": ["Yes.\x1b]0;owned\x07\x1b[2J Really."]})

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.events import DebateCompleted, TurnCompleted, load_event
 from tests.helpers import REPO
 
@@ -62,6 +64,7 @@ def check(db: Path) -> tuple[str | None, str | None, list[Any]]:
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_demo_killed_repeatedly_resumes_to_the_same_debate(tmp_path: Path) -> None:
     db = tmp_path / "rostra.db"
     log = tmp_path / "stderr.log"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.config import Secrets
 from bot.runtime import Runtime
@@ -17,6 +17,7 @@ from core.spec import DebateSpec
 from tests.helpers import RecordingSink, make_config, write_script
 
 TOPIC = "Should cities ban cars?"
+E = TypeVar("E")
 
 Hook = Callable[[Runtime, DebateHandle, Event], Awaitable[None] | None]
 
@@ -29,7 +30,7 @@ class Run:
     record: DebateRecord | None
     debate_id: str
 
-    def of(self, kind: type[Any]) -> list[Any]:
+    def of(self, kind: type[E]) -> list[E]:
         return self.sink.of(kind)
 
     def turns(self, role: str | None = None) -> list[TurnCompleted]:

@@ -401,6 +401,7 @@ async def test_no_vote_follows_the_last_round_so_whoever_is_voted_in_speaks(
     assert run.result.stats.rounds == rounds
 
 
+@pytest.mark.slow
 async def test_a_budget_never_leaves_a_voted_in_speaker_without_a_turn(tmp_path: Path) -> None:
     """A vote is held only when the budget also covers the turn of whoever it puts on the floor.
     Votes that use their whole allowance (long reasons) leave little over: with some budgets the

@@ -78,7 +78,7 @@ async def test_the_cost_budget_is_never_exceeded_and_the_debate_ends_on_it(tmp_p
 
 
 def _usages(run: Run) -> list[TokenUsage]:
-    return [e.usage for e in run.stored if isinstance(getattr(e, "usage", None), TokenUsage)]
+    return [usage for e in run.stored if isinstance(usage := getattr(e, "usage", None), TokenUsage)]
 
 
 async def test_calls_made_together_are_reserved_together_or_not_started(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ import pytest
 from bot.config import Secrets
 from core.events import TurnDelta, VoteCast
 from core.usage import call_usages
+from testkit.anthropic_api import FakeAnthropic
 from tests.core.runs import run_debate
-from tests.fakes.anthropic_api import FakeAnthropic
 
 
 @pytest.fixture

@@ -382,7 +382,7 @@ async def test_a_member_whose_proposal_fails_twice_gets_a_fallback_and_is_off_th
 
 
 async def test_a_failed_revision_leaves_the_previous_proposal_standing(tmp_path: Path) -> None:
-    revisions = {
+    revisions: dict[str, list[Any]] = {
         "ada": ["Ada revises."],
         "dario": ["Dario revises."],
         "esme": ["Esme revises."],

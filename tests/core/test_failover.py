@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.config import Secrets
 from bot.runtime import Runtime
 from core.clock import FakeClock
@@ -61,6 +63,7 @@ async def uninterrupted_stats(tmp_path: Path) -> dict[str, Any]:
     return stats
 
 
+@pytest.mark.slow
 async def test_a_killed_owner_s_debate_is_taken_over_within_the_lease(
     tmp_path: Path, postgres_url: str
 ) -> None:

@@ -207,6 +207,7 @@ async def test_a_running_debate_is_not_resumed_by_a_second_runtime(tmp_path: Pat
         await handle.wait()
 
 
+@pytest.mark.slow
 def test_resume_of_a_debate_running_elsewhere_is_refused_in_one_line(tmp_path: Path) -> None:
     """Two `rostra resume ID` at once: exactly one runs it, the other says so in one line. Killed,
     the winner leaves model calls that agree with the events, and a later resume completes."""

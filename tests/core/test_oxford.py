@@ -24,8 +24,8 @@ from core.events import (
 from core.formats.oxford import anonymise, audience_winner
 from core.research import find_sources
 from core.session import DebateHandle
+from testkit.anthropic_api import FakeAnthropic
 from tests.core.runs import run_debate
-from tests.fakes.anthropic_api import FakeAnthropic
 from tests.helpers import make_config
 
 QUIET = {"humans": "off"}

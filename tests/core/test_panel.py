@@ -25,8 +25,8 @@ from core.events import (
 )
 from core.models import QuoteCheck
 from core.spec import DebateSpec
+from testkit.anthropic_api import FakeAnthropic
 from tests.core.runs import Run, run_debate
-from tests.fakes.anthropic_api import FakeAnthropic
 from tests.helpers import RecordingSink, make_config
 
 CLIMATE = Document(

@@ -33,7 +33,7 @@ OPTIONS = {"rounds": 2, "exchanges_per_round": 2, "first_speaker": "ada", "human
 
 
 def config_for(tmp_path: Path, script: dict[str, Any] | None = None, **overrides: Any) -> Config:
-    model = {"latency": 0.5}
+    model: dict[str, Any] = {"latency": 0.5}
     if script is not None:
         model["script"] = str(write_script(tmp_path, script))
     return make_config(tmp_path, model=model, **overrides)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any, Protocol
 
 import pytest
 
@@ -21,10 +22,30 @@ from core.ports import Binding, Store, retire_owner_id
 from core.settings import StorageSettings
 from core.spec import DebateSpec
 from core.storage import open_store
+from core.storage.postgres import PostgresStore
+from core.storage.sqlite import SQLiteStore
 from tests.core.test_store import record
 from tests.helpers import RecordingSink, make_config
 
 Opener = Callable[[], Awaitable[Store]]
+
+
+class Leased(Protocol):
+    """What the lease tests reach into: each backend's owner id, its queued writes and the
+    heartbeat's renewal (the same names on both backends)."""
+
+    _owner: str
+
+    async def _write(self, op: Any) -> Any: ...
+
+    def _renew(self, conn: Any) -> Any: ...
+
+
+def leased(store: Store) -> Leased:
+    assert isinstance(store, SQLiteStore | PostgresStore)
+    return store
+
+
 ARENA = {"rounds": 2, "exchanges_per_round": 2, "first_speaker": "ada", "humans": "off"}
 
 
@@ -162,6 +183,7 @@ async def test_a_debate_cut_short_on_postgres_resumes_to_the_same_end(
     assert figures(results[0]) == figures(results[1])
 
 
+@pytest.mark.slow
 async def test_a_vote_cast_in_a_process_that_does_not_run_the_debate_counts(
     tmp_path: Path, request: pytest.FixtureRequest, opener: Opener
 ) -> None:
@@ -249,7 +271,9 @@ async def test_a_debate_that_ends_as_its_lease_is_renewed_is_not_reported_taken(
     for debate_id in ids:
         await store.create_debate(record(debate_id))
     caplog.set_level("WARNING", logger="core.storage")
-    renew = store._write(store._renew)  # what the heartbeat does, queued right behind the ends
+    renew = leased(store)._write(
+        leased(store)._renew
+    )  # what the heartbeat does, queued right behind the ends
     await asyncio.gather(*(store.set_status(d, "completed") for d in ids), renew)
     assert [r.getMessage() for r in caplog.records if "taken by another process" in r.getMessage()] == []
     for debate_id in ids:
@@ -262,12 +286,12 @@ async def test_a_lease_another_process_took_is_reported_once_and_no_longer_renew
 ) -> None:
     first, second = await opener(), await opener()
     await first.create_debate(record("d1"))
-    retire_owner_id(first._owner)  # as if the first process had died: its lease is void at once
+    retire_owner_id(leased(first)._owner)  # as if the first process had died: its lease is void at once
     assert await second.acquire("d1")
     caplog.set_level("WARNING", logger="core.storage")
-    await first._write(first._renew)  # the first process's heartbeat, still running
-    await first._write(first._renew)
+    await leased(first)._write(leased(first)._renew)  # the first process's heartbeat, still running
+    await leased(first)._write(leased(first)._renew)
     taken = [r.getMessage() for r in caplog.records if "taken by another process" in r.getMessage()]
     assert taken == ["debate d1: its lease was taken by another process"]
     now = await second.get_debate("d1")
-    assert now is not None and now.owner == second._owner
+    assert now is not None and now.owner == leased(second)._owner

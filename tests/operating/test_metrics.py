@@ -18,6 +18,7 @@ from core.events import DebateCompleted, Event, HumanVoteOpened, TurnCompleted, 
 from core.observe import platforms
 from core.session import DebateHandle
 from core.usage import debate_usage
+from testkit.server import FakeServer, Fault
 from tests.core.runs import run_debate
 
 PRICE = {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.3}
@@ -103,26 +104,23 @@ async def test_the_metrics_endpoint_counts_what_the_debate_did(tmp_path: Path) -
 async def test_platform_requests_429s_and_retries_are_counted_from_real_http() -> None:
     metrics = Metrics()
     platforms.observers.append(metrics)
-    answers = iter([429, 200])
+    server: FakeServer[str] = FakeServer()
+    server.add_fault(Fault(matches=lambda path: True, status=429, body={}, headers={"Retry-After": "0"}))
 
     async def handler(request: web.Request) -> web.Response:
-        return web.json_response({}, status=next(answers), headers={"Retry-After": "0"})
+        fault = server.fault_for(server.record(request.path))  # the first answer is a 429
+        status = 200 if fault is None else fault.status
+        return web.json_response({}, status=status, headers={"Retry-After": "0"})
 
-    app = web.Application()
-    app.router.add_post("/api/v10/channels/{cid}/messages", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        async with aiohttp.ClientSession(trace_configs=[platform_trace("discord")]) as http:
-            for _ in range(2):
-                async with http.post(f"http://127.0.0.1:{port}/api/v10/channels/123456/messages") as r:
-                    await r.read()
-    finally:
-        platforms.observers.remove(metrics)
-        await runner.cleanup()
+    server.app.router.add_post("/api/v10/channels/{cid}/messages", handler)
+    async with server:
+        try:
+            async with aiohttp.ClientSession(trace_configs=[platform_trace("discord")]) as http:
+                for _ in range(2):
+                    async with http.post(f"{server.root}/api/v10/channels/123456/messages") as r:
+                        await r.read()
+        finally:
+            platforms.observers.remove(metrics)
     found = samples(metrics.exposition().decode())
     route = "POST /channels/:id/messages"
     assert total(found, "rostra_platform_requests_total", platform="discord", method=route) == 2

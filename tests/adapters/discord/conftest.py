@@ -81,6 +81,13 @@ class World:
     carol: MemberActor
 
     @property
+    def me(self) -> discord.Member:
+        """The bot's member in the guild."""
+        me = self.guild.me
+        assert me is not None
+        return me
+
+    @property
     def bot(self) -> RostraBot:
         bot = self.env.bot
         assert isinstance(bot, RostraBot)
@@ -127,6 +134,23 @@ class World:
 def cards(channel: ChannelHandle) -> list[discord.Embed]:
     """Every embed in a channel or thread, oldest first."""
     return [embed for message in channel.history() for embed in message.embeds]
+
+
+def json_of(request: HttpLogEntry) -> Any:
+    """The JSON body the bot sent with a request (every request looked at here carries one)."""
+    assert request.json is not None
+    return request.json
+
+
+def buttons_of(message: discord.Message) -> list[discord.Button]:
+    """The message's buttons, row after row (Rostra's messages carry only rows of buttons)."""
+    found: list[discord.Button] = []
+    for row in message.components:
+        assert isinstance(row, discord.ActionRow)
+        for item in row.children:
+            assert isinstance(item, discord.Button)
+            found.append(item)
+    return found
 
 
 def card(channel: ChannelHandle, title_start: str) -> discord.Message:

@@ -35,7 +35,7 @@ async def test_a_transcript_by_id_needs_sight_of_the_debates_channel(world: Worl
         overwrites={
             world.guild.default_role: discord.PermissionOverwrite(view_channel=False),
             world.alice: discord.PermissionOverwrite(view_channel=True),
-            world.guild.me: discord.PermissionOverwrite(view_channel=True),
+            world.me: discord.PermissionOverwrite(view_channel=True),
         },
     )
     await world.start(channel=hidden, topic="Staff pay for next year?")

@@ -11,14 +11,14 @@ import pytest
 
 from adapters.discord import create_bot
 from core.events import VotingClosed
-from tests.adapters.discord.conftest import World, card
+from tests.adapters.discord.conftest import World, buttons_of, card
 from tests.adapters.discord.test_resume import TIE
 
 BUTTONS: dict[str, Any] = {"ballot": "buttons"}
 
 
 def labels(message: discord.Message) -> list[tuple[str, bool]]:
-    return [(c.label or "", c.disabled) for row in message.components for c in row.children]
+    return [(c.label or "", c.disabled) for c in buttons_of(message)]
 
 
 async def said(world: World, member: Any, label: str) -> str:

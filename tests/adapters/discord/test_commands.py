@@ -80,7 +80,7 @@ async def test_transcript_ids_autocomplete_to_the_debates_one_can_see(world: Wor
         overwrites={
             world.guild.default_role: discord.PermissionOverwrite(view_channel=False),
             world.alice: discord.PermissionOverwrite(view_channel=True),
-            world.guild.me: discord.PermissionOverwrite(view_channel=True),
+            world.me: discord.PermissionOverwrite(view_channel=True),
         },
     )
     await world.start(topic="Should cities ban cars?")

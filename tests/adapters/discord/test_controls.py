@@ -11,7 +11,7 @@ from simcord import InteractionResult
 
 from adapters.discord import create_bot
 from core.events import DebateCompleted
-from tests.adapters.discord.conftest import TOPIC, World, cards
+from tests.adapters.discord.conftest import TOPIC, World, buttons_of, cards
 
 PAUSED: dict[str, Any] = {"humans": "vote"}  # the debate waits in a people's window until time moves
 
@@ -115,7 +115,7 @@ async def test_the_threads_opening_card_carries_the_buttons_too(world: World) ->
     record = await world.latest()
     thread = world.thread()
     opening = next(m for m in thread.history() if m.embeds and m.embeds[0].title == f"🎙️ {TOPIC}")
-    ids = [c.custom_id for row in opening.components for c in row.children]
+    ids = [c.custom_id for c in buttons_of(opening)]
     assert ids == [f"rostra:stop:{record.id}", f"rostra:status:{record.id}", f"rostra:transcript:{record.id}"]
 
     status = await world.bob.click(opening, label="Status")  # from inside the thread
@@ -126,4 +126,4 @@ async def test_the_threads_opening_card_carries_the_buttons_too(world: World) ->
     assert said(done).startswith("Stopping the debate")
     await world.env.settle()
     opening = next(m for m in thread.history() if m.id == opening.id)
-    assert [c.label for row in opening.components for c in row.children] == ["Transcript"]
+    assert [c.label for c in buttons_of(opening)] == ["Transcript"]

@@ -11,7 +11,7 @@ import pytest
 from simcord import ChannelHandle
 
 from core.events import DebateCompleted, TurnCompleted, VotingClosed
-from tests.adapters.discord.conftest import SCRIPT, TOPIC, World, card, cards
+from tests.adapters.discord.conftest import SCRIPT, TOPIC, World, card, cards, json_of
 
 
 def cards_of(thread: ChannelHandle) -> list[discord.Message]:
@@ -24,10 +24,10 @@ def _labels(world: World, thread_id: int) -> list[str]:
     out: list[str] = []
     for r in world.env.http_requests:
         if id(r) in hooks:
-            out.append(f"persona:{r.json['username']}")
+            out.append(f"persona:{json_of(r)['username']}")
         elif r.method == "POST" and r.path == f"/channels/{thread_id}/messages":
-            embeds = r.json.get("embeds") or []
-            out.append((embeds[0]["title"] if embeds else r.json["content"]).split()[0])
+            embeds = json_of(r).get("embeds") or []
+            out.append((embeds[0]["title"] if embeds else json_of(r)["content"]).split()[0])
     return out
 
 
@@ -71,7 +71,7 @@ async def test_start_defers_opens_a_thread_and_runs_the_debate_there(world: Worl
     assert len({m.webhook_id for m in spoken}) == 1
     requests = world.persona_requests()
     assert requests and all(r.params.get("thread_id") == thread.id for r in requests)
-    assert [r.json["avatar_url"] for r in requests] == [t.speaker.avatar_url for t in turns]
+    assert [json_of(r)["avatar_url"] for r in requests] == [t.speaker.avatar_url for t in turns]
     edits = world.persona_requests("PATCH")
     assert edits and all(r.params.get("thread_id") == thread.id for r in edits)
 
@@ -126,11 +126,11 @@ async def test_model_text_never_pings_anyone(world: World) -> None:
         r
         for r in world.env.http_requests
         if r.method in ("POST", "PATCH")
-        and isinstance(r.json, dict)
-        and ("content" in r.json or "embeds" in r.json)
+        and isinstance(json_of(r), dict)
+        and ("content" in json_of(r) or "embeds" in json_of(r))
     ]
     assert len(carrying) > 10
-    assert all(r.json.get("allowed_mentions") == {"parse": []} for r in carrying)
+    assert all(json_of(r).get("allowed_mentions") == {"parse": []} for r in carrying)
     vote = card(world.thread(), "🗳️").embeds[0].description or ""
     assert "Pinging <@123> and @everyone is rude." in vote
 
@@ -141,7 +141,7 @@ async def test_without_streaming_each_turn_is_posted_once_whole(world: World) ->
 
     assert len(world.persona_requests()) == 5  # four turns and the summary
     assert world.persona_requests("PATCH") == []
-    assert all("▌" not in r.json["content"] for r in world.persona_requests())
+    assert all("▌" not in json_of(r)["content"] for r in world.persona_requests())
 
 
 @pytest.mark.rostra(discord={"edit_interval": 1.5})
@@ -156,8 +156,8 @@ async def test_streaming_edits_are_throttled(world: World) -> None:
     # (at least two a turn: its first words, then the rest, each of which could have been an edit)
     assert deltas >= len(posts) * 2
     assert len(posts) == len(edits) == 5
-    assert all(r.json["content"].endswith(" ▌") for r in posts)
-    assert not any(r.json["content"].endswith(" ▌") for r in edits)
+    assert all(json_of(r)["content"].endswith(" ▌") for r in posts)
+    assert not any(json_of(r)["content"].endswith(" ▌") for r in edits)
 
 
 LONG = "\n\n".join(

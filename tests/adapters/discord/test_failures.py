@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from core.events import DebateCompleted, HumanVoteOpened, Notice, TurnCompleted, TurnStarted, VotingClosed
-from tests.adapters.discord.loopback import Arena, arena, compress_discord_py_waits
-from tests.fakes.discord_rest import Limits
+from testkit.discord_rest import Limits
+from testkit.discord_world import Arena, arena
+from tests.adapters.discord.loopback import compress_discord_py_waits
 
 WEBHOOK_POST = r"/webhooks/\d+/[^/]+"
 
@@ -150,6 +151,7 @@ def _is_vote_card(body: dict[str, Any]) -> bool:
     return any("🗳️" in (e.get("title") or "") for e in body.get("embeds") or [])
 
 
+@pytest.mark.slow
 async def test_the_window_opens_only_once_its_card_and_ballot_are_visible(tmp_path: Path) -> None:
     async with arena(tmp_path) as world:
         api = world.lb.api

@@ -28,7 +28,7 @@ from core.events import (
     VotingClosed,
     VotingStarted,
 )
-from tests.adapters.discord.conftest import SCRIPT, TOPIC, World, card, cards, label, shown
+from tests.adapters.discord.conftest import SCRIPT, TOPIC, World, card, cards, json_of, label, shown
 
 WINDOW = 20
 
@@ -147,11 +147,11 @@ async def test_arena_turns_vote_card_tie_switch_notice_and_closing(world: World)
     # the clock ticks showed on the opening card while the debate ran; it ends saying why
     ticks = [e for e in events if isinstance(e, ClockTick)]
     opening_edits = [
-        r.json["embeds"][0]["footer"]["text"]
+        json_of(r)["embeds"][0]["footer"]["text"]
         for r in world.env.http_requests
         if r.method == "PATCH"
         and r.path == f"/channels/{thread.id}/messages/{messages[0].id}"
-        and "embeds" in r.json  # not the edits that set its buttons
+        and "embeds" in json_of(r)  # not the edits that set its buttons
     ]
     assert any(e.startswith("⏱ 0:00 elapsed · 5:00 left · paused for a vote\n") for e in opening_edits)
     assert len(ticks) >= 2
@@ -414,7 +414,7 @@ PANEL: dict[str, Any] = {
 
 @pytest.mark.rostra(script=PANEL, formats={"panel": {"rounds": 0}})
 async def test_panel_answers_with_checked_quotes_a_notice_the_file_and_closing(world: World) -> None:
-    files = {f"document{i}": note for i, note in enumerate(NOTES, 1)}
+    files: dict[str, Any] = {f"document{i}": note for i, note in enumerate(NOTES, 1)}
 
     result = await world.start(format="panel", topic="What should the city do about cars?", **files)
 

@@ -25,7 +25,7 @@ from core.events import HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
 from core.ports import Binding
 from core.session import DebateHandle
 from core.spec import DebateSpec
-from tests.adapters.discord.conftest import World, card
+from tests.adapters.discord.conftest import World, buttons_of, card
 from tests.adapters.discord.test_votes import TIE
 
 FAST_VOTES: dict[str, Any] = {"poll_seconds": 0.05}
@@ -81,6 +81,7 @@ def human_votes(events: list[Any]) -> list[tuple[str, str]]:
     return [(e.voter.id, e.choice) for e in events if isinstance(e, VoteCast) and e.voter.human]
 
 
+@pytest.mark.slow
 @pytest.mark.rostra(script=TIE, storage=FAST_VOTES)
 async def test_a_reaction_reaching_the_other_process_counts_in_the_owners_debate(world: World) -> None:
     async with owner_debate(world) as (owner, handle):
@@ -106,6 +107,7 @@ async def test_a_reaction_reaching_the_other_process_counts_in_the_owners_debate
     assert [e.seq for e in events] == list(range(1, len(events) + 1))  # one log, the owner's
 
 
+@pytest.mark.slow
 @pytest.mark.rostra(script=TIE, storage=FAST_VOTES, discord={"ballot": "buttons"})
 async def test_a_click_reaching_the_other_process_counts_and_is_confirmed(world: World) -> None:
     async with owner_debate(world) as (owner, handle):
@@ -126,12 +128,13 @@ async def test_a_click_reaching_the_other_process_counts_and_is_confirmed(world:
     assert closed.human_tally == {"keep": 0, "replace": 1}
     assert result.stats.human_votes == 1
     closed_card = card(world.thread(), "🗳️")  # the owner disabled the buttons at the close
-    assert [c.disabled for row in closed_card.components for c in row.children] == [True, True]
+    assert [c.disabled for c in buttons_of(closed_card)] == [True, True]
 
 
 FAILOVER: dict[str, Any] = {"poll_seconds": 0.05, "lease_seconds": 1, "heartbeat_seconds": 0.2}
 
 
+@pytest.mark.slow
 @pytest.mark.rostra(script=TIE, storage=FAILOVER)
 async def test_when_the_owner_stops_the_gateways_process_takes_the_debate_over(world: World) -> None:
     """The owner stops mid-window: the bot's own process takes the debate over in the same thread

@@ -8,8 +8,8 @@ import time
 import discord
 import pytest
 
-from tests.adapters.discord.loopback import loopback
-from tests.fakes.discord_rest import Limits
+from testkit.discord_rest import Limits
+from testkit.discord_world import loopback
 
 
 async def test_webhook_limit_is_enforced_and_discord_py_waits_it_out() -> None:

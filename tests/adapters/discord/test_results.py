@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from adapters.discord import create_bot
-from tests.adapters.discord.conftest import TOPIC, World
+from tests.adapters.discord.conftest import TOPIC, World, buttons_of
 from tests.adapters.discord.test_formats import NOTES, PANEL
 
 PAUSED: dict[str, Any] = {"humans": "vote"}
@@ -25,6 +25,7 @@ async def test_the_result_is_posted_to_the_parent_channel(world: World) -> None:
     assert lines[1].startswith("🏆 Last vote: ")
     assert lines[2] == "*Both sides made their case; the question is how fast, and for whom.*"
     assert lines[3] == f"The whole debate: <#{thread.id}>"
+    assert world.env.bot.user is not None
     assert posted[0].author.id == world.env.bot.user.id
     # the start card says it too, and only Transcript is left on it
     assert started.response is not None
@@ -46,7 +47,7 @@ async def test_a_stopped_debate_is_reported_as_stopped(world: World) -> None:
 
 @pytest.mark.rostra(script=PANEL, formats={"panel": {"rounds": 0}})
 async def test_a_start_with_files_still_shows_the_channel_a_card(world: World) -> None:
-    files = {f"document{i}": note for i, note in enumerate(NOTES, 1)}
+    files: dict[str, Any] = {f"document{i}": note for i, note in enumerate(NOTES, 1)}
     result = await world.start(format="panel", topic="What should the city do about cars?", **files)
     await world.env.settle()
     assert result.ephemeral  # the reply to the person stays private (files are checked late)
@@ -55,7 +56,7 @@ async def test_a_start_with_files_still_shows_the_channel_a_card(world: World) -
     lines = card.content.splitlines()
     assert lines[0] == f"🎙️ Debate started: **What should the city do about cars?** → <#{thread.id}>"
     assert lines[1].startswith("🏁 ")  # and it carries the result once over
-    assert [c.label for row in card.components for c in row.children] == ["Transcript"]
+    assert [c.label for c in buttons_of(card)] == ["Transcript"]
     [posted] = [m for m in world.channel.history() if m.content.startswith("🏁 **Debate over")]
     assert posted.content.splitlines()[-1] == f"The whole debate: <#{thread.id}>"
 

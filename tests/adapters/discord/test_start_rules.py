@@ -3,8 +3,11 @@ with the real reason, and shows a topic's Markdown as written."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import discord
 import pytest
+from simcord import ResponseMessage
 
 from tests.adapters.discord.conftest import World
 
@@ -23,10 +26,10 @@ def _locked(world: World, **denied: bool) -> discord.PermissionOverwrite:
     ],
 )
 async def test_add_reactions_is_asked_for_only_when_people_vote(
-    world: World, options: dict[str, str], refused: bool
+    world: World, options: dict[str, Any], refused: bool
 ) -> None:
     channel = world.guild.create_text_channel(
-        "no-reactions", overwrites={world.guild.me: discord.PermissionOverwrite(add_reactions=False)}
+        "no-reactions", overwrites={world.me: discord.PermissionOverwrite(add_reactions=False)}
     )
     result = await world.start(channel=channel, **options)
     if refused:
@@ -39,7 +42,7 @@ async def test_add_reactions_is_asked_for_only_when_people_vote(
 
 async def test_attach_files_is_not_asked_for_an_arena(world: World) -> None:
     channel = world.guild.create_text_channel(
-        "no-files", overwrites={world.guild.me: discord.PermissionOverwrite(attach_files=False)}
+        "no-files", overwrites={world.me: discord.PermissionOverwrite(attach_files=False)}
     )
     assert not (await world.start(channel=channel)).ephemeral
     refused = await world.start(
@@ -68,7 +71,8 @@ async def test_a_topics_markdown_is_shown_as_written(world: World) -> None:
 
     result = await world.start(topic=topic)
 
-    [reply] = result.followups or [result.response]
+    replies: list[ResponseMessage | None] = [*result.followups] or [result.response]
+    [reply] = replies
     assert reply is not None
     assert "\\*\\*bold\\*\\*" in reply.content and "**bold**" not in reply.content.replace("\\*", "")
     assert "\\[a link](https://evil.example)" in reply.content  # a masked link no more

@@ -8,8 +8,8 @@ from urllib.parse import urlencode
 
 from aiohttp import ClientResponse
 
+from testkit.slack_api import TEAM
 from tests.adapters.slack.conftest import CHANNEL, Harness
-from tests.adapters.slack.fake_slack import TEAM
 
 
 async def interact(slack: Harness, payload: dict[str, Any]) -> ClientResponse:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
@@ -15,7 +16,6 @@ from tests.adapters.slack.conftest import (
     Harness,
     open_harness,
 )
-from tests.adapters.slack.fake_slack import FakeSlack
 
 PRIVATE = "G0PRIVATE"
 
@@ -66,6 +66,6 @@ async def test_a_transcript_by_id_is_served_only_in_the_debates_channel(
         assert "Attaching the transcript" in await _said(
             slack, f"transcript {debate_id}", ALICE, channel=PRIVATE
         )
-        await api.wait_until(lambda: len(api.files) == 1)
+        await api.wait_until(lambda: any(f.get("shared") for f in api.files.values()))  # upload completed
         [upload] = api.files.values()
         assert upload["channel"] == PRIVATE

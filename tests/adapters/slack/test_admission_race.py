@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import ALICE, BOB, CAROL, DAN, ERIN, SLOW_FIRST_TURN, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 
 CHANNELS = ["C0ONE", "C0TWO", "C0THREE", "C0FOUR", "C0FIVE"]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from core.events import VotingClosed
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import ALICE, BOB, CAROL, Harness, blocks_text, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.interactive import block_actions, interact
 from tests.adapters.slack.test_resume import TIE
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from core.events import DebateCompleted
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.conftest import BOB, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 
 PRICE = {"input": 1000.0, "output": 1000.0, "cache_write": 1000.0, "cache_read": 1000.0}
 TINY = 1e-9

@@ -10,8 +10,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.app import make_web_client
 from adapters.slack.limits import budgets_of
 from adapters.slack.settings import SlackSettings
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.conftest import BOT_TOKEN, CHANNEL
-from tests.adapters.slack.fake_slack import FakeSlack
 
 
 async def test_a_429_pauses_the_whole_workspace_budget(

@@ -9,9 +9,9 @@ from typing import Any
 
 from adapters.slack.card_buttons import ENDED
 from core.events import DebateCompleted
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import ALICE, BOB, CAROL, CHANNEL, SLOW_FIRST_TURN, Harness, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.interactive import block_actions, interact
 
 STOP_CLICK = {"type": "button", "action_id": "rostra_card_stop", "block_id": "rostra_card", "value": "stop"}

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.events import DebateCompleted, TurnCompleted, TurnStarted
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
@@ -19,7 +20,6 @@ from tests.adapters.slack.conftest import (
     blocks_text,
     open_harness,
 )
-from tests.adapters.slack.fake_slack import FakeSlack
 
 
 async def test_the_slash_command_is_acked_before_the_first_turn_is_spoken(

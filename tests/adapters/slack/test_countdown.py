@@ -17,9 +17,9 @@ from adapters.slack.render import SlackView
 from adapters.slack.windows import countdown_edits, next_refresh, time_left
 from core.events import HumanVoteOpened, VotingClosed, VotingStarted
 from core.models import VoteOption
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock, SteppedClock
 from tests.adapters.slack.conftest import Harness, blocks_text, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.test_resume import TIE
 
 KEEP = VoteOption(key="keep", label="Keep", emoji="✅")

@@ -12,9 +12,9 @@ import pytest
 from adapters.slack.limits import BudgetedRateLimitRetryHandler
 from adapters.slack.retry import RepeatableConnectionErrorRetryHandler, RepeatableServerErrorRetryHandler
 from core.events import DebateCompleted, DebateStarted, TurnCompleted, TurnStarted
+from testkit.slack_api import DROP, DROP_AFTER, FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import SCRIPT, Harness, open_harness
-from tests.adapters.slack.fake_slack import DROP, DROP_AFTER, FakeSlack
 
 
 async def test_a_429_is_waited_out_and_the_message_still_arrives(

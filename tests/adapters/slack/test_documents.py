@@ -11,8 +11,8 @@ import pytest
 from adapters.slack.attachments import DocumentFetcher
 from core.documents import byte_limit
 from core.events import DebateStarted
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.conftest import ALICE, BOT_TOKEN, SCRIPT, Harness, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 
 LIMIT = 1000  # characters per document in these tests
 DOC_A = "# Streets\n\nCities that removed parking saw more people walking in the centre.\n"

@@ -9,15 +9,18 @@ import random
 import aiohttp
 import pytest
 from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from testkit.slack_api import DROP_AFTER, FakeSlack, Limits
 from tests.adapters.slack.conftest import BOT_TOKEN, CHANNEL
-from tests.adapters.slack.fake_slack import DROP_AFTER, FakeSlack, Limits
 
 
 def _client(api: FakeSlack, retries: int = 0) -> AsyncWebClient:
-    handlers = [AsyncRateLimitErrorRetryHandler(max_retry_count=retries)] if retries else []
+    handlers: list[AsyncRetryHandler] = (
+        [AsyncRateLimitErrorRetryHandler(max_retry_count=retries)] if retries else []
+    )
     return AsyncWebClient(token=BOT_TOKEN, base_url=api.base_url, retry_handlers=handlers)
 
 

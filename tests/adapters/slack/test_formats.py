@@ -23,6 +23,7 @@ from core.events import (
     VoteCast,
 )
 from core.session import DebateHandle
+from testkit.slack_api import BOT_USER, FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
@@ -35,7 +36,6 @@ from tests.adapters.slack.conftest import (
     blocks_text,
     open_harness,
 )
-from tests.adapters.slack.fake_slack import BOT_USER, FakeSlack
 
 HOLD = 5.0  # human windows (10 s here) wait for the test; the scripted models answer at once
 Message = dict[str, Any]
@@ -234,7 +234,7 @@ async def test_oxford_in_full(tmp_path: Path, api: FakeSlack) -> None:
                     m["text"].startswith(title) and "*Your vote*" in blocks_text(m) for m in slack.thread()
                 )
             )
-            card = next(m["ts"] for m in slack.thread() if m["text"].startswith(title))
+            card: str = next(m["ts"] for m in slack.thread() if m["text"].startswith(title))
             for person, name in reactions:
                 await slack.react(person, name, card)
             people = {p for p, _ in reactions}

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from core.session import DebateHandle
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
@@ -21,7 +22,6 @@ from tests.adapters.slack.conftest import (
     open_harness,
     reaction_event,
 )
-from tests.adapters.slack.fake_slack import FakeSlack
 
 HOLD = 5.0
 

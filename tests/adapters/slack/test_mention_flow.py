@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.events import DebateCompleted, DebateStarted, TurnCompleted, TurnStarted, VotingStarted
+from testkit.slack_api import BOT_USER, TEAM, FakeSlack
 from tests.adapters.slack.conftest import (
     ALICE,
     CHANNEL,
@@ -21,7 +22,6 @@ from tests.adapters.slack.conftest import (
     open_harness,
     sign,
 )
-from tests.adapters.slack.fake_slack import BOT_USER, TEAM, FakeSlack
 
 
 async def test_a_signed_mention_runs_a_debate_in_the_thread(slack: Harness) -> None:

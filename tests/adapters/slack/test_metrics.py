@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
@@ -16,6 +17,12 @@ from bot.tracing import Tracing
 from core.events import TurnDelta
 from core.observe import platforms
 from tests.adapters.slack.conftest import Harness
+
+
+def attribute(span: ReadableSpan, name: str) -> Any:
+    """One of a finished span's attributes (they are set on every span looked at here)."""
+    assert span.attributes is not None
+    return span.attributes[name]
 
 
 @pytest.fixture
@@ -85,8 +92,8 @@ async def test_deliveries_and_api_requests_are_traced_inside_the_debate(slack: H
     [debate] = [s for s in spans if s.name == "debate"]
     deliveries = [s for s in spans if s.name.startswith("deliver ")]
     shown = [e for e in await slack.events(debate_id) if not isinstance(e, TurnDelta)]
-    assert sorted(s.attributes["rostra.seq"] for s in deliveries) == [e.seq for e in shown]  # type: ignore[index]
-    assert all(s.attributes["rostra.debate_id"] == debate_id for s in deliveries)  # type: ignore[index]
+    assert sorted(attribute(s, "rostra.seq") for s in deliveries) == [e.seq for e in shown]
+    assert all(attribute(s, "rostra.debate_id") == debate_id for s in deliveries)
     # all in the debate's trace, even those that land after its closing event
     assert all(s.parent is not None and s.parent.span_id == debate.context.span_id for s in deliveries)
     assert any(s.name == "slack chat.postMessage" for s in spans)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from adapters.slack.modal import FORMAT_ACTION
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.conftest import ALICE, BOB, CHANNEL, Harness, blocks_text, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.interactive import block_actions, interact, message_shortcut, slash_alone, submit
 from tests.adapters.slack.test_documents import DOC_A, DOC_B, PANEL_SCRIPT, panel
 
@@ -182,7 +182,7 @@ async def test_the_fake_checks_views_as_slack_does(api: FakeSlack) -> None:
 
     client = AsyncWebClient(token="xoxb-1-rostra-test-token", base_url=api.base_url)
     good = {"type": "modal", "title": {"type": "plain_text", "text": "Start a debate"}, "blocks": []}
-    problems = {
+    problems: dict[str, dict[str, Any]] = {
         "title over 24 characters": {**good, "title": {"type": "plain_text", "text": "x" * 25}},
         "input without submit": {
             **good,

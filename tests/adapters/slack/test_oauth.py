@@ -26,6 +26,8 @@ from adapters.slack.workspaces import UNINSTALLED, WorkspaceFronts
 from bot.config import Secrets
 from bot.runtime import Runtime
 from core.events import DebateCompleted
+from testkit.slack_api import FakeSlack
+from testkit.slack_views import CLIENT_ID, CLIENT_SECRET
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     SIGNING_SECRET,
@@ -34,8 +36,6 @@ from tests.adapters.slack.conftest import (
     mention_event,
     open_harness,
 )
-from tests.adapters.slack.fake_slack import FakeSlack
-from tests.adapters.slack.fake_views import CLIENT_ID, CLIENT_SECRET
 from tests.helpers import make_config, write_script
 
 SECOND = "T0002"

@@ -20,10 +20,10 @@ from bot.config import Secrets
 from bot.runtime import Runtime
 from bot.slack_main import oauth_stores
 from core.events import DebateCompleted
+from testkit.slack_api import FakeSlack
+from testkit.slack_views import CLIENT_ID, CLIENT_SECRET
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import SIGNING_SECRET, SLOW_FIRST_TURN, Harness
-from tests.adapters.slack.fake_slack import FakeSlack
-from tests.adapters.slack.fake_views import CLIENT_ID, CLIENT_SECRET
 from tests.adapters.slack.test_oauth import (
     CHANNEL2,
     COOKIE,

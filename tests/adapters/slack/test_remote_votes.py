@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from core.events import HumanVoteOpened, VoteCast, VotingClosed
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import ALICE, BOB, CAROL, Harness, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.test_ballot_buttons import BUTTONS, click, has_buttons, vote_card
 from tests.adapters.slack.test_resume import TIE
 

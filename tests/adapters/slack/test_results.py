@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.slack.home import thread_link
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import CHANNEL, SLOW_FIRST_TURN, Harness, blocks_text, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 
 POSTING = {"post_results": True}
 

@@ -23,6 +23,7 @@ from core.events import (
 )
 from core.models import PersonaRef
 from core.session import DebateHandle
+from testkit.slack_api import BOT_USER, FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
@@ -36,7 +37,6 @@ from tests.adapters.slack.conftest import (
     blocks_text,
     open_harness,
 )
-from tests.adapters.slack.fake_slack import BOT_USER, FakeSlack
 
 HOLD = 5.0
 TIE: dict[str, Any] = {

@@ -13,6 +13,7 @@ from adapters.slack.serve import check_token, run_socket_mode
 from bot.config import Secrets
 from bot.runtime import Runtime
 from core.clock import FakeClock
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.conftest import (
     APP_TOKEN,
     BOT_TOKEN,
@@ -23,7 +24,6 @@ from tests.adapters.slack.conftest import (
     mention_event,
     slash_fields,
 )
-from tests.adapters.slack.fake_slack import FakeSlack
 from tests.helpers import make_config, write_script
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from core.events import VoteCast, VotingClosed, VotingStarted
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import ALICE, BOB, CAROL, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.test_ballot_buttons import vote_card
 from tests.adapters.slack.test_resume import TIE
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from core.events import SpeakerSwitched, VoteCast, VoteWithdrawn, VotingClosed
 from core.session import DebateHandle
+from testkit.slack_api import BOT_USER, FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
@@ -22,7 +23,6 @@ from tests.adapters.slack.conftest import (
     blocks_text,
     open_harness,
 )
-from tests.adapters.slack.fake_slack import BOT_USER, FakeSlack
 
 HOLD = 5.0  # the observers think for 6 s (held until the test lets them), the window lasts 30 s
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from adapters.slack.windows import span, with_platform_window
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import blocks_text, open_harness
-from tests.adapters.slack.fake_slack import FakeSlack
 from tests.adapters.slack.test_resume import TIE
 
 SLACK_DEFAULT = {"human_window": 120}

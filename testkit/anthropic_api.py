@@ -18,6 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
+from testkit.server import FakeServer
+
 CHARS_PER_TOKEN = 4
 MAX_BREAKPOINTS = 4
 LOOKBACK_BLOCKS = 20
@@ -111,15 +113,20 @@ class PromptCache:
 
 
 @dataclass
-class FakeAnthropic:
+class FakeAnthropic(FakeServer[Request]):
     turn_text: str | Callable[[int], str] = "Cars clog cities. Buses do not."
     vote_json: str = '{"vote": "keep", "reason": "Answered the point directly."}'
     structured: Callable[[dict[str, Any]], str] | None = None
-    requests: list[Request] = field(default_factory=list)
     reports: list[CacheReport] = field(default_factory=list)
     cache: PromptCache = field(default_factory=PromptCache)
-    _runner: web.AppRunner | None = None
-    base_url: str = ""
+
+    def __post_init__(self) -> None:
+        super().__init__()
+        self.app.router.add_post("/v1/messages", self._messages)
+
+    @property
+    def base_url(self) -> str:
+        return self.root
 
     def usage(self, body: dict[str, Any], reply: str) -> dict[str, int]:
         report = self.cache.account(body["model"], blocks_of(body))
@@ -134,23 +141,9 @@ class FakeAnthropic:
     def text_for(self, n: int) -> str:
         return self.turn_text(n) if callable(self.turn_text) else self.turn_text
 
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/v1/messages", self._messages)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        self.base_url = f"http://127.0.0.1:{port}"
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        self.requests.append(Request({k.lower(): v for k, v in request.headers.items()}, body))
+        self.record(Request({k.lower(): v for k, v in request.headers.items()}, body))
         marks = sum(b.breakpoint for b in blocks_of(body))
         if marks > MAX_BREAKPOINTS:
             return web.json_response(
@@ -187,7 +180,7 @@ class FakeAnthropic:
         return response
 
     def _sse(self, model: str, text: str, usage: dict[str, int]) -> list[tuple[str, dict[str, Any]]]:
-        start = {
+        start: dict[str, Any] = {
             "id": "msg_s",
             "type": "message",
             "role": "assistant",

@@ -11,11 +11,13 @@ see `pointed_at`), and is as strict as Discord's published rules:
   stores a message and the gateway in front of it answers 502), a Cloudflare-style 429 (no `Via`
   header, an HTML body), and threads that are gone (404/10003) or forbidden (403/50001);
 - `nonce` + `enforce_nonce` on bot messages: a second post with the same nonce returns the first.
+
+The server's lifecycle, the request log, faults, rate windows and `wait_until` are the shared base's
+(testkit/server.py); this module holds only Discord's answers and rules.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import json
@@ -26,7 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import discord
-from aiohttp import web
+from aiohttp import BodyPartReader, web
+
+from testkit.server import FakeServer, Fault, Window
 
 EPOCH_MS = 1420070400000
 BOT_ID = 4242
@@ -44,49 +48,6 @@ class Request:
 
 
 @dataclass
-class Fault:
-    method: str
-    pattern: re.Pattern[str]
-    status: int
-    code: int
-    message: str
-    after_store: bool  # carry the request out, then answer the error anyway
-    cloudflare: bool
-    times: int | None  # None: every time
-    when: Callable[[dict[str, Any]], bool]  # on the request's JSON body
-
-
-@dataclass
-class Bucket:
-    """A sliding-window limit: at most `limit` requests in any `per` seconds."""
-
-    name: str
-    limit: int
-    per: float
-    hits: list[float] = field(default_factory=list)
-
-    def _trim(self, now: float) -> None:
-        self.hits = [t for t in self.hits if now - t < self.per]
-
-    def retry_after(self, now: float) -> float:
-        self._trim(now)
-        if len(self.hits) < self.limit:
-            return 0.0
-        return max(0.001, self.hits[0] + self.per - now)
-
-    def take(self, now: float) -> None:
-        self.hits.append(now)
-
-    def remaining(self, now: float) -> int:
-        self._trim(now)
-        return max(0, self.limit - len(self.hits))
-
-    def reset_after(self, now: float) -> float:
-        self._trim(now)
-        return round(self.hits[0] + self.per - now, 3) if self.hits else 0.0
-
-
-@dataclass
 class Limits:
     """Discord's published limits (defaults); tests may shrink the windows."""
 
@@ -96,40 +57,24 @@ class Limits:
     global_: tuple[int, float] = (50, 1.0)
 
 
-class FakeDiscordREST:
+class FakeDiscordREST(FakeServer[Request]):
     def __init__(self, limits: Limits | None = None) -> None:
+        super().__init__()
         self.limits = limits or Limits()
-        self.requests: list[Request] = []
         self.messages: dict[int, dict[str, Any]] = {}  # id → message JSON as Discord returns it
         self.channels: dict[int, dict[str, Any]] = {}  # id → {"parent_id": ..., "gone": ..., ...}
         self.webhooks: dict[int, dict[str, Any]] = {}
         self.reactions: dict[int, list[str]] = {}  # message id → emojis the bot added
         self.deleted: set[int] = set()
-        self.faults: list[Fault] = []
-        self.rate_limited: list[Request] = []  # every request answered 429 by a limit
-        self._buckets: dict[str, Bucket] = {}
         self._nonces: dict[tuple[int, str], int] = {}
         self._ids = itertools.count(1)
-        self._changed = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.base = ""
-        app = web.Application()
-        app.router.add_route("*", API + "/{tail:.*}", self._handle)
-        self._app = app
+        self.answered: list[Callable[[Request, int, Any], None]] = []  # told each carried-out answer
+        self.app.router.add_route("*", API + "/{tail:.*}", self._handle)
 
-    # --- lifecycle --------------------------------------------------------------------------------
-
-    async def start(self) -> None:
-        self._runner = web.AppRunner(self._app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        self.base = f"http://127.0.0.1:{port}{API}"
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+    @property
+    def base(self) -> str:
+        """The API's base URL (with /api/v10), as discord.py's `Route.BASE` wants it."""
+        return self.root + API
 
     @contextlib.contextmanager
     def pointed_at(self) -> Iterator[None]:
@@ -174,17 +119,21 @@ class FakeDiscordREST:
     ) -> None:
         """Answer matching requests (`path` a regex over the path after /api/v10, `when` on the
         body) with an error."""
-        self.faults.append(
-            Fault(method, re.compile(path), status, code, message, after_store, cloudflare, times, when)
+        pattern = re.compile(path)
+        self.add_fault(
+            Fault(
+                matches=lambda r: r.method == method and bool(pattern.fullmatch(r.path)) and when(r.body),
+                status=status,
+                body=(
+                    "<html>Error 1015: You are being rate limited</html>"
+                    if cloudflare
+                    else {"message": message, "code": code}
+                ),
+                after_store=after_store,
+                edge=cloudflare,
+                times=times,
+            )
         )
-
-    async def wait_until(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
-        """Wait (at most `within` seconds) until `predicate()` holds; checked after every request."""
-        async with asyncio.timeout(within):
-            while not predicate():
-                self._changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), 0.05)
 
     def exhaust(self, bucket: str) -> None:
         """Spend a whole bucket now (`webhook:<id>`, `channel:<id>`, `global`), as another process of
@@ -195,8 +144,7 @@ class FakeDiscordREST:
             "reaction": self.limits.reaction,
             "global": self.limits.global_,
         }[bucket.split(":")[0]]
-        now = time.monotonic()
-        self._buckets[bucket] = Bucket(bucket, limit, per, [now] * limit)
+        self.exhaust_window(bucket, limit, per, time.monotonic())
 
     def in_channel(self, channel_id: int) -> list[dict[str, Any]]:
         """The channel's (or thread's) messages as they stand now, oldest first."""
@@ -214,39 +162,37 @@ class FakeDiscordREST:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         path = "/" + request.match_info["tail"]
         body = await _body(request)
-        req = Request(request.method, path, dict(request.query), body)
-        self.requests.append(req)
-        self._changed.set()
+        req = self.record(Request(request.method, path, dict(request.query), body))
         now = time.monotonic()
         limited = self._limit(req, now)
         if limited is not None:
             req.status = 429
             self.rate_limited.append(req)
             return limited
-        fault = self._fault(req)
-        if fault is not None and fault.cloudflare:
+        fault = self.fault_for(req)
+        if fault is not None and fault.edge:  # a proxy's page: no Via header, an HTML body
             req.status = fault.status
-            return web.Response(
-                status=fault.status, text="<html>Error 1015: You are being rate limited</html>"
-            )
+            return web.Response(status=fault.status, text=str(fault.body))
         gone = self._gone(req)
         if gone is not None:
             req.status = gone[0]
             return _error(*gone)
         if fault is not None and not fault.after_store:
             req.status = fault.status
-            return _error(fault.status, fault.code, fault.message)
+            return _json(fault.body, status=fault.status)
         status, payload = self._route(req)
+        for observer in self.answered:
+            observer(req, status, payload)
         if fault is not None:  # carried out, answered an error anyway
             req.status = fault.status
-            return _error(fault.status, fault.code, fault.message)
+            return _json(fault.body, status=fault.status)
         req.status = status
         headers = self._rate_headers(req, now)
         if payload is None:
             return web.Response(status=status, headers=headers)
         return _json(payload, status=status, headers=headers)
 
-    def _buckets_for(self, req: Request) -> list[Bucket]:
+    def _buckets_for(self, req: Request) -> list[Window]:
         names: list[tuple[str, tuple[int, float]]] = [("global", self.limits.global_)]
         if m := re.match(r"/webhooks/(\d+)/[^/]+", req.path):
             names.append((f"webhook:{m.group(1)}", self.limits.webhook))
@@ -254,35 +200,22 @@ class FakeDiscordREST:
             names.append((f"reaction:{m.group(1)}", self.limits.reaction))
         elif (m := re.match(r"/channels/(\d+)/messages", req.path)) and req.method != "GET":
             names.append((f"channel:{m.group(1)}", self.limits.channel))
-        buckets = []
-        for name, (limit, per) in names:
-            bucket = self._buckets.get(name)
-            if bucket is None:
-                bucket = self._buckets[name] = Bucket(name, limit, per)
-            buckets.append(bucket)
-        return buckets
+        return [self.window(name, limit, per) for name, (limit, per) in names]
 
     def _limit(self, req: Request, now: float) -> web.Response | None:
-        buckets = self._buckets_for(req)
-        for bucket in buckets:
-            wait = bucket.retry_after(now)
-            if wait > 0:
-                is_global = bucket.name == "global"
-                headers = {
-                    "Retry-After": str(max(1, round(wait))),
-                    "X-RateLimit-Scope": "user",
-                    "Via": "1.1 google",
-                }
-                if is_global:
-                    headers["X-RateLimit-Global"] = "true"
-                else:
-                    headers.update(self._bucket_headers(bucket, now))
-                payload = {"message": "You are being rate limited.", "retry_after": round(wait, 3)}
-                payload["global"] = is_global
-                return _json(payload, status=429, headers=headers)
-        for bucket in buckets:
-            bucket.take(now)
-        return None
+        limited = self.admit(self._buckets_for(req), now)
+        if limited is None:
+            return None
+        bucket, wait = limited
+        is_global = bucket.name == "global"
+        headers = {"Retry-After": str(max(1, round(wait))), "X-RateLimit-Scope": "user", "Via": "1.1 google"}
+        if is_global:
+            headers["X-RateLimit-Global"] = "true"
+        else:
+            headers.update(self._bucket_headers(bucket, now))
+        payload = {"message": "You are being rate limited.", "retry_after": round(wait, 3)}
+        payload["global"] = is_global
+        return _json(payload, status=429, headers=headers)
 
     def _rate_headers(self, req: Request, now: float) -> dict[str, str]:
         specific = [b for b in self._buckets_for(req) if b.name != "global"]
@@ -292,7 +225,7 @@ class FakeDiscordREST:
         return headers
 
     @staticmethod
-    def _bucket_headers(bucket: Bucket, now: float) -> dict[str, str]:
+    def _bucket_headers(bucket: Window, now: float) -> dict[str, str]:
         reset_after = bucket.reset_after(now)
         return {
             "X-RateLimit-Limit": str(bucket.limit),
@@ -301,16 +234,6 @@ class FakeDiscordREST:
             "X-RateLimit-Reset": f"{time.time() + reset_after:.3f}",
             "X-RateLimit-Bucket": bucket.name.split(":")[0],
         }
-
-    def _fault(self, req: Request) -> Fault | None:
-        for fault in self.faults:
-            if fault.method == req.method and fault.pattern.fullmatch(req.path) and fault.when(req.body):
-                if fault.times is not None:
-                    fault.times -= 1
-                    if fault.times <= 0:
-                        self.faults.remove(fault)
-                return fault
-        return None
 
     def _gone(self, req: Request) -> tuple[int, int, str] | None:
         channel_id: int | None = None
@@ -484,7 +407,7 @@ async def _body(request: web.Request) -> dict[str, Any]:
         files = []
         reader = await request.multipart()
         async for part in reader:
-            if not isinstance(part, web.BodyPartReader):
+            if not isinstance(part, BodyPartReader):
                 continue
             data = await part.read(decode=True)
             if part.name == "payload_json":

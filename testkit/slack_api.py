@@ -11,12 +11,14 @@ was posted with (reported for real workspaces; the default delivery must not dep
 per workspace and method for `chat.update` and `reactions.add`, and about one `chat.postMessage` per
 second per channel. `fail_next(..., status=DROP_AFTER)` carries a call out and then drops the
 connection without answering (Slack accepted the post; the client cannot know).
+
+The server's lifecycle, the call log, faults, rate windows and `wait_until` are the shared base's
+(testkit/server.py); this module holds only Slack's answers and rules.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import math
@@ -29,7 +31,8 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
-from tests.adapters.slack.fake_views import SlackInstalls, SlackViews
+from testkit.server import FakeServer, Fault, Window
+from testkit.slack_views import SlackInstalls, SlackViews
 
 TEAM = "T0001"
 BOT_USER = "UBOT"
@@ -61,19 +64,6 @@ class Hold:
 
 
 @dataclass
-class Window:
-    """A sliding-window rate limit: at most `limit` calls in any `per` seconds."""
-
-    limit: int
-    per: float
-    hits: list[float] = field(default_factory=list)
-
-    def retry_after(self, now: float) -> float:
-        self.hits = [t for t in self.hits if now - t < self.per]
-        return 0.0 if len(self.hits) < self.limit else self.hits[0] + self.per - now
-
-
-@dataclass
 class Limits:
     """Slack's published limits: Tier 3 per workspace and method, posts per channel."""
 
@@ -82,17 +72,9 @@ class Limits:
     tier3_methods: tuple[str, ...] = ("chat.update", "reactions.add")
 
 
-@dataclass
-class Fault:
-    status: int
-    headers: dict[str, str]
-    body: dict[str, Any]
-    when: Callable[[dict[str, Any]], bool]
-
-
-class FakeSlack(SlackViews, SlackInstalls):
+class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
     def __init__(self) -> None:
-        self.calls: list[Call] = []
+        super().__init__()
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) → message
         self.order: list[tuple[str, str]] = []  # messages in posting order
         self.posted: list[dict[str, Any]] = []  # each message as it was first posted (not edits)
@@ -109,38 +91,34 @@ class FakeSlack(SlackViews, SlackInstalls):
         self.refuse_custom_names = False
         self.refuse_files = False
         self.refuse_sockets = False  # the Socket Mode WebSocket answers 503 (Slack unreachable)
-        self._faults: dict[str, list[Fault]] = {}
         self.limits: Limits | None = None
-        self._windows: dict[str, Window] = {}
-        self.rate_limited: list[Call] = []  # calls answered 429 by an enforced limit
         self._holds: dict[str, list[Hold]] = {}
         self._counter = itertools.count(1)
-        self._changed = asyncio.Event()
+        # told each carried-out call: its method, arguments and answer
+        self.answered: list[Callable[[str, dict[str, Any], dict[str, Any]], None]] = []
         self.ws: web.WebSocketResponse | None = None
         self.ws_acks: dict[str, dict[str, Any]] = {}
-        self.root = ""
-        self.base_url = ""
-        self.ws_url = ""
-        self._runner: web.AppRunner | None = None
-        app = web.Application()
+        app = self.app
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/files-pri/{file_id}/download/{name}", self._download)
         app.router.add_post("/respond/{name}", self._respond)
         app.router.add_get("/link", self._socket)
-        self._app = app
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        self._runner = web.AppRunner(self._app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        self.root = f"http://127.0.0.1:{port}"
-        self.base_url = f"{self.root}/api/"
-        self.ws_url = f"ws://127.0.0.1:{port}/link"
+    @property
+    def calls(self) -> list[Call]:
+        """Every Web API call, in the order received."""
+        return self.requests
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root}/api/"
+
+    @property
+    def ws_url(self) -> str:
+        return self.root.replace("http://", "ws://", 1) + "/link"
 
     async def stop(self) -> None:
         for holds in self._holds.values():
@@ -149,8 +127,7 @@ class FakeSlack(SlackViews, SlackInstalls):
                 hold.gate.set()
         if self.ws is not None:
             await self.ws.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
+        await super().stop()
 
     # --- test hooks -----------------------------------------------------------------------------
 
@@ -164,8 +141,15 @@ class FakeSlack(SlackViews, SlackInstalls):
         when: Callable[[dict[str, Any]], bool] = lambda args: True,
     ) -> None:
         headers = {"Retry-After": retry_after} if status == 429 else {}
-        self._faults.setdefault(method, []).append(
-            Fault(status, headers, {"ok": False, "error": error}, when)
+        self.add_fault(
+            Fault(
+                matches=lambda call: call.method == method and when(call.args),
+                status=status if status > 0 else 500,
+                body={"ok": False, "error": error},
+                headers=headers,
+                after_store=status == DROP_AFTER,
+                drop=status in (DROP, DROP_AFTER),
+            )
         )
 
     def enforce_limits(self, limits: Limits | None = None) -> None:
@@ -181,10 +165,7 @@ class FakeSlack(SlackViews, SlackInstalls):
             name, (limit, per) = f"post:{args.get('channel')}", self.limits.post_per_channel
         else:
             return None
-        window = self._windows.get(name)
-        if window is None:
-            window = self._windows[name] = Window(limit, per)
-        return window
+        return self.window(name, limit, per)
 
     def hold_next(self, method: str, *, when: Callable[[dict[str, Any]], bool] = lambda args: True) -> Hold:
         """The next matching call waits without an answer until `hold.gate` is set (or never)."""
@@ -194,18 +175,6 @@ class FakeSlack(SlackViews, SlackInstalls):
 
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
-
-    def changed(self) -> None:
-        self._changed.set()
-
-    async def wait_until(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
-        """Wait (at most `within` seconds) until `predicate()` holds; it is checked on every call
-        and every 50 ms."""
-        async with asyncio.timeout(within):
-            while not predicate():
-                self._changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), 0.05)
 
     def top_level(self, channel: str) -> list[dict[str, Any]]:
         return [
@@ -287,8 +256,7 @@ class FakeSlack(SlackViews, SlackInstalls):
             args.update(parse_qsl(raw))
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") if auth else args.pop("token", None)
-        self.calls.append(Call(method, args, token))
-        self.changed()
+        call = self.record(Call(method, args, token))
         for hold in self._holds.get(method, []):
             if not hold.held and hold.when(args):
                 hold.held = True
@@ -298,32 +266,24 @@ class FakeSlack(SlackViews, SlackInstalls):
                     return web.json_response({"ok": False, "error": "fatal_error"}, status=500)
                 break
         window = self._window_for(method, args)
-        if window is not None:
-            now = time.monotonic()
-            wait = window.retry_after(now)
-            if wait > 0:
-                self.rate_limited.append(self.calls[-1])
-                body = {"ok": False, "error": "ratelimited"}
-                return web.json_response(body, status=429, headers={"Retry-After": str(math.ceil(wait))})
-            window.hits.append(now)
-        faults = self._faults.get(method, [])
-        for fault in faults:
-            if fault.when(args):
-                faults.remove(fault)
-                if fault.status == DROP_AFTER:
-                    self._answer(method, args)  # Slack carried it out ...
-                    self.changed()
-                if fault.status in (DROP, DROP_AFTER):
-                    assert request.transport is not None
-                    request.transport.close()  # ... and the client sees the server disconnect
-                return web.json_response(
-                    fault.body, status=fault.status if fault.status > 0 else 500, headers=fault.headers
-                )
-        if method == "oauth.v2.access":  # the app's client id and secret, no token (fake_views.py)
+        limited = None if window is None else self.admit([window], time.monotonic())
+        if limited is not None:
+            self.rate_limited.append(call)
+            body = {"ok": False, "error": "ratelimited"}
+            return web.json_response(body, status=429, headers={"Retry-After": str(math.ceil(limited[1]))})
+        fault = self.fault_for(call)
+        if fault is not None:
+            if fault.after_store:
+                self._answer(method, args)  # Slack carried it out ...
+                self.changed()
+            if fault.drop:
+                self.drop_connection(request)  # ... and the client sees the server disconnect
+            return web.json_response(fault.body, status=fault.status, headers=fault.headers)
+        if method == "oauth.v2.access":  # the app's client id and secret, no token (slack_views.py)
             return web.json_response(self.oauth_v2_access(args, auth))
         if self.token_refused(token):
             return web.json_response({"ok": False, "error": "token_revoked"})
-        self.current_token = token  # answers per workspace (fake_views.SlackInstalls)
+        self.current_token = token  # answers per workspace (slack_views.SlackInstalls)
         expected = "xapp-" if method == "apps.connections.open" else "xoxb-"
         if not token or not token.startswith(expected):
             return web.json_response({"ok": False, "error": "invalid_auth"})
@@ -335,7 +295,10 @@ class FakeSlack(SlackViews, SlackInstalls):
 
     def _answer(self, method: str, a: dict[str, Any]) -> dict[str, Any]:
         handler = getattr(self, "_" + method.replace(".", "_"), None)
-        return handler(a) if handler is not None else {"ok": True}
+        answer: dict[str, Any] = handler(a) if handler is not None else {"ok": True}
+        for observer in self.answered:
+            observer(method, a, answer)
+        return answer
 
     def _auth_test(self, a: dict[str, Any]) -> dict[str, Any]:
         return {
