@@ -26,7 +26,9 @@ CONFIG_PATH = REPO / "config.yaml"
         ({"limits": {"max_cost_per_debate": float("nan")}}, "max_cost_per_debate"),
     ],
 )
-def test_a_number_that_cannot_hold_is_refused_in_one_line(tmp_path: Path, change: dict, named: str) -> None:
+def test_a_number_that_cannot_hold_is_refused_in_one_line(
+    tmp_path: Path, change: dict[str, dict[str, object]], named: str
+) -> None:
     data = yaml.safe_load(CONFIG_PATH.read_text(encoding="utf-8"))
     for section, values in change.items():
         data[section] = {**data.get(section, {}), **values}
