@@ -165,7 +165,7 @@ LONG = "\n\n".join(
 )
 
 
-@pytest.mark.rostra(script={**SCRIPT, "proposition": [LONG]})
+@pytest.mark.rostra(script={**SCRIPT, "proposition": [LONG]}, model={"max_tokens": {"turn": 4000}})
 async def test_a_long_turn_is_split_into_messages_under_the_limit(world: World) -> None:
     await world.start()
 
