@@ -115,12 +115,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     debates = sub.add_parser("debates", help="list recent debates")
     debates.add_argument("--limit", type=_positive("--limit", 1, 1000), default=20)
+    debates.add_argument("--json", action="store_true", help="one JSON document, for scripts")
     debates.set_defaults(handler=_debates)
 
     usage = sub.add_parser("usage", help="model tokens and cost by day, server/workspace, format and model")
     usage.add_argument(
         "--days", type=_positive("--days", 1, 366), default=30, help="how far back (default: 30)"
     )
+    usage.add_argument("--json", action="store_true", help="one JSON document, for scripts")
     usage.set_defaults(handler=_usage)
 
     transcript = sub.add_parser("transcript", help="print a stored debate as Markdown (or JSON Lines)")
@@ -411,42 +413,35 @@ def _personas(args: argparse.Namespace) -> int:
 
 def _debates(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
-    from core.sanitize import strip_controls
+    from bot.tables import to_json
+    from bot.usage_report import debate_costs, debates_json, debates_table
 
     config = _load(args)
     records = asyncio.run(_with_store(config, lambda store: store.list_debates(args.limit)))
+    costs = asyncio.run(_with_store(config, lambda store: debate_costs(store, list(records))))
+    if args.json:
+        sys.stdout.write(to_json(debates_json(list(records), costs)))
+        return 0
     console = Console()
     if not records:
         console.print("No debates yet. Try: rostra demo")
         return 0
-    from bot.usage_report import cost_cell, debate_costs, tokens_cell
-
-    costs = asyncio.run(_with_store(config, lambda store: debate_costs(store, list(records))))
-    table = Table(title="Recent debates")
-    for column in ("ID", "Status", "Format", "Where", "Started (UTC)", "Tokens", "Cost", "Topic"):
-        table.add_column(column)
-    for r in records:
-        where = r.binding.platform + (f" #{r.binding.channel}" if r.binding.channel else "")
-        status = (
-            r.status if r.status in ("completed", "running") or not r.reason else f"{r.status}: {r.reason}"
-        )
-        used = costs[r.id]
-        started = f"{r.created_at:%Y-%m-%d %H:%M}"
-        cells = (r.id, status, r.format, where, started, tokens_cell(used), cost_cell(used), r.topic)
-        table.add_row(*(Text(strip_controls(c)) for c in cells))  # stored text is never Rich markup
-    console.print(table)
+    console.print(debates_table(list(records), costs, width=console.width))
     return 0
 
 
 def _usage(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from bot.usage_report import print_usage
+    from bot.tables import to_json
+    from bot.usage_report import load_recent, print_usage, usage_report
 
     config = _load(args)
+    if args.json:
+        found = asyncio.run(_with_store(config, lambda store: load_recent(store, days=args.days, limit=5000)))
+        sys.stdout.write(to_json(usage_report(found, days=args.days)))
+        return 0
     asyncio.run(_with_store(config, lambda store: print_usage(store, Console(), days=args.days)))
     return 0
 

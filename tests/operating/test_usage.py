@@ -73,7 +73,7 @@ def test_the_report_has_a_total_row() -> None:
     table = usage_table(debates, days=1)
     assert table is not None
     cost = table.columns[-1]
-    assert list(cost.cells)[-1] == "$0.2500"
+    assert str(list(cost.cells)[-1]) == "$0.2500"
 
 
 def test_rostra_debates_shows_cache_use_and_cost_per_debate() -> None:
