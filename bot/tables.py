@@ -92,7 +92,7 @@ def fitted_table(
     if not left_out:
         return table
     note = Text(
-        f"Left out for width: {', '.join(left_out)} (a wider terminal, COLUMNS=160, or --json shows them).",
+        f"Left out for width: {', '.join(left_out)} (see --json or a wider terminal).",
         style="dim",
     )
     return Group(table, note)
