@@ -8,19 +8,17 @@ import contextlib
 import signal
 import sys
 import time
-import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from bot.demo_options import add_format_flags, demo_options
 from core.errors import StoreError
 from core.spec import EXAMPLE_TOPIC
 
 EXIT_USAGE = 2
 EXIT_STORE = 1
-DEMO_DURATION = 60
 DEMO_LATENCY = 0.25
-DEMO_HUMAN_WINDOW = 15
 
 
 class UsageError(Exception):
@@ -75,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--duration",
         type=_positive("--duration", 30, 7200),
-        help=f"arena: seconds of debate time (default: {DEMO_DURATION})",
+        help="arena: seconds of debate time (default: formats.arena.duration, 300)",
     )
     demo.add_argument(
         "--exchanges",
@@ -97,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--script", metavar="FILE", help="YAML script of replies (implies the scripted model)")
     demo.add_argument("--seed", type=int, help="seed for speaker choices and rehearsal votes")
     demo.add_argument("--fast", action="store_true", help="no pacing: run on a virtual clock")
+    add_format_flags(demo, _positive)
     demo.set_defaults(handler=_demo)
 
     resume: argparse.ArgumentParser = sub.add_parser(
@@ -221,7 +220,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     interactive = sys.stdin.isatty() and not args.fast
     try:
-        options = _demo_options(args, interactive, config.formats.panel.max_document_chars)
+        options = demo_options(args, interactive, config.formats.panel.max_document_chars)
     except DebateError as exc:
         raise UsageError(str(exc)) from None
     spec = DebateSpec(format=args.format, topic=args.topic, options=options)
@@ -337,34 +336,6 @@ async def _watch(handle: Any, console: Any) -> Any:
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGTERM)
-
-
-def _demo_options(args: argparse.Namespace, interactive: bool, document_limit: int) -> dict[str, Any]:
-    """Flags → format options. Options a format does not take are refused by the core, clearly."""
-    from core.documents import read_document
-    from core.formats import FORMATS
-
-    options: dict[str, Any] = {}
-    format_cls = FORMATS.get(args.format.strip().lower())
-    fields = format_cls.Options.model_fields if format_cls is not None else {}
-    if args.duration is not None:
-        options["duration"] = args.duration
-    elif "duration" in fields:
-        options["duration"] = DEMO_DURATION
-    if args.exchanges is not None:
-        options["exchanges_per_round"] = args.exchanges
-    if args.rounds is not None:
-        options["rounds"] = args.rounds
-    if "humans" in fields:
-        modes = typing.get_args(fields["humans"].annotation)
-        # people at a terminal vote in the mode the format offers; without a TTY nobody can
-        options["humans"] = ("tiebreak" if "tiebreak" in modes else "vote") if interactive else "off"
-        options["human_window"] = DEMO_HUMAN_WINDOW
-    if args.doc:
-        options["documents"] = [read_document(path, limit=document_limit) for path in args.doc]
-    if args.question_doc:
-        options["question_document"] = read_document(args.question_doc, limit=document_limit)
-    return options
 
 
 async def _run_demo(runtime: Any, spec: Any, console: Any, interactive: bool, seed: int | None) -> int:
