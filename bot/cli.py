@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from bot.about import version_line
 from bot.demo_options import add_format_flags, demo_options
 from core.errors import StoreError
 from core.spec import EXAMPLE_TOPIC
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Debates between AI personas in Discord, Slack and the terminal.",
     )
     parser.add_argument("--config", help="path to config.yaml (default: $ROSTRA_CONFIG or ./config.yaml)")
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     demo: argparse.ArgumentParser = sub.add_parser(

@@ -28,6 +28,7 @@ from core.settings import CoreSettings
 from core.spec import DebateSpec
 from core.state import DebateState
 from core.voting import CardsShown, HumanBallots
+from core.words import plural
 
 log = logging.getLogger(__name__)
 
@@ -546,8 +547,8 @@ def _plain_summary(outcome: Outcome, stats: Statistics) -> str:
     }.get(outcome.reason, "The debate ended")
     detail = f" ({outcome.detail})" if outcome.detail else ""
     return (
-        f"{ending}{detail} after {stats.turns} turns over {stats.rounds} rounds,"
-        f" with {stats.switches} speaker switches."
+        f"{ending}{detail} after {plural(stats.turns, 'turn')} over {plural(stats.rounds, 'round')},"
+        f" with {plural(stats.switches, 'speaker switch')}."
     )
 
 

@@ -39,6 +39,7 @@ from core.settings import CoreSettings
 from core.spec import parse_options
 from core.state import TurnRecord
 from core.turns import run_turn
+from core.words import plural
 
 KEEP = VoteOption(key="keep", label="Keep", emoji="✅")
 REPLACE = VoteOption(key="replace", label="Replace", emoji="❌")
@@ -461,6 +462,6 @@ def _figures(stats: dict[str, Any], spoken: list[TurnRecord], switches: int) -> 
         by_speaker[turn.speaker.name] = by_speaker.get(turn.speaker.name, 0) + 1
     speakers = ", ".join(f"{name} {n}" for name, n in by_speaker.items()) or "none"
     return (
-        f"{stats['turns']} turns over {stats['rounds']} rounds ({speakers}); "
-        f"{switches} speaker switches; {int(stats['debate_seconds'])} s of debate."
+        f"{plural(stats['turns'], 'turn')} over {plural(stats['rounds'], 'round')} ({speakers}); "
+        f"{plural(switches, 'speaker switch')}; {int(stats['debate_seconds'])} s of debate."
     )

@@ -79,6 +79,12 @@ class CouncilOptions(BaseModel):
     human_window: int = Field(30, ge=5, le=600, description="seconds people have to break a tie")
 
 
+def _tie_how(score: str, broken_by: TieBreaker) -> str:
+    """How a tied vote was decided: a tie is called a tie, never a majority."""
+    decided = "broken by the people" if broken_by == "humans" else "the earliest proposal taken"
+    return f"on a tie ({score} each), {decided}"
+
+
 class MemberVote(BaseModel):
     """A member's vote: a proposal's key or "abstain" (`choice_schema` narrows it to the ballot)."""
 
@@ -456,7 +462,7 @@ class Council(DebateFormat):
                 if weighted
                 else f"{tally[winner]:g} of {len(self.members)} votes"
             )
-            how += f" ({score})"
+            how = _tie_how(score, tie_broken_by) if tie_broken_by is not None else f"{how} ({score})"
         explain = ""
         if weighted:
             explain = (
