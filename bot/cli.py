@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from bot.about import version_line
 from bot.demo_options import add_format_flags, demo_options
+from bot.init_cmd import add_init_command
 from core.errors import StoreError
 from core.spec import EXAMPLE_TOPIC
 
@@ -136,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_discord_commands(sub)
     add_slack_commands(sub)
+    add_init_command(sub)
     return parser
 
 
