@@ -28,7 +28,6 @@ from core.spec import DebateSpec
 from core.storage.sqlite import SQLiteStore
 from tests.helpers import REPO, RecordingSink, make_config
 
-
 DEMO_ARGS = ["Should cities ban cars?", "--fast", "--seed", "7", "--duration", "60"]
 
 
