@@ -29,6 +29,8 @@ from core.storage.sqlite import SQLiteStore
 from testkit.config import REPO, make_config
 from testkit.recording import RecordingSink
 
+DEMO_ARGS = ["Should cities ban cars?", "--fast", "--seed", "7", "--duration", "60"]
+
 
 def fast_demo(runs: int = 5) -> list[float]:
     times = []
@@ -39,7 +41,7 @@ def fast_demo(runs: int = 5) -> list[float]:
         for _ in range(runs):
             start = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "bot", "demo", "Should cities ban cars?", "--fast", "--seed", "7"],
+                [sys.executable, "-m", "bot", "demo", *DEMO_ARGS],
                 cwd=REPO,
                 env=env,
                 check=True,

@@ -8,21 +8,21 @@ import contextlib
 import signal
 import sys
 import time
-import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from bot.about import version_line
+from bot.demo_options import add_format_flags, demo_options
 from bot.errors import UsageError
+from bot.init_cmd import add_init_command
 from core.errors import StoreError
 from core.private_files import write_private
 from core.spec import EXAMPLE_TOPIC
 
 EXIT_USAGE = 2
 EXIT_STORE = 1
-DEMO_DURATION = 60
 DEMO_LATENCY = 0.25
-DEMO_HUMAN_WINDOW = 15
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Debates between AI personas in Discord, Slack and the terminal.",
     )
     parser.add_argument("--config", help="path to config.yaml (default: $ROSTRA_CONFIG or ./config.yaml)")
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     demo: argparse.ArgumentParser = sub.add_parser(
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--duration",
         type=_positive("--duration", 30, 7200),
-        help=f"arena: seconds of debate time (default: {DEMO_DURATION})",
+        help="arena: seconds of debate time (default: formats.arena.duration, 300)",
     )
     demo.add_argument(
         "--exchanges",
@@ -96,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, help="seed for speaker choices and rehearsal votes")
     demo.add_argument("--fast", action="store_true", help="no pacing: run on a virtual clock")
     demo.add_argument("--chart", metavar="PATH", type=Path, help="write the results picture (PNG) here")
+    add_format_flags(demo, _positive)
     demo.set_defaults(handler=_demo)
 
     resume: argparse.ArgumentParser = sub.add_parser(
@@ -114,12 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     debates = sub.add_parser("debates", help="list recent debates")
     debates.add_argument("--limit", type=_positive("--limit", 1, 1000), default=20)
+    debates.add_argument("--json", action="store_true", help="one JSON document, for scripts")
     debates.set_defaults(handler=_debates)
 
     usage = sub.add_parser("usage", help="model tokens and cost by day, server/workspace, format and model")
     usage.add_argument(
         "--days", type=_positive("--days", 1, 366), default=30, help="how far back (default: 30)"
     )
+    usage.add_argument("--json", action="store_true", help="one JSON document, for scripts")
     usage.set_defaults(handler=_usage)
 
     transcript = sub.add_parser("transcript", help="print a stored debate as Markdown (or JSON Lines)")
@@ -137,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_discord_commands(sub)
     add_slack_commands(sub)
+    add_init_command(sub)
     return parser
 
 
@@ -223,7 +228,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     interactive = sys.stdin.isatty() and not args.fast
     try:
-        options = _demo_options(args, interactive, config.formats.panel.max_document_chars)
+        options = demo_options(args, interactive, config.formats.panel.max_document_chars)
     except DebateError as exc:
         raise UsageError(str(exc)) from None
     spec = DebateSpec(format=args.format, topic=args.topic, options=options)
@@ -340,34 +345,6 @@ async def _watch(handle: Any, console: Any) -> Any:
             loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _demo_options(args: argparse.Namespace, interactive: bool, document_limit: int) -> dict[str, Any]:
-    """Flags → format options. Options a format does not take are refused by the core, clearly."""
-    from core.documents import read_document
-    from core.formats import FORMATS
-
-    options: dict[str, Any] = {}
-    format_cls = FORMATS.get(args.format.strip().lower())
-    fields = format_cls.Options.model_fields if format_cls is not None else {}
-    if args.duration is not None:
-        options["duration"] = args.duration
-    elif "duration" in fields:
-        options["duration"] = DEMO_DURATION
-    if args.exchanges is not None:
-        options["exchanges_per_round"] = args.exchanges
-    if args.rounds is not None:
-        options["rounds"] = args.rounds
-    if "humans" in fields:
-        modes = typing.get_args(fields["humans"].annotation)
-        # people at a terminal vote in the mode the format offers; without a TTY nobody can
-        options["humans"] = ("tiebreak" if "tiebreak" in modes else "vote") if interactive else "off"
-        options["human_window"] = DEMO_HUMAN_WINDOW
-    if args.doc:
-        options["documents"] = [read_document(path, limit=document_limit) for path in args.doc]
-    if args.question_doc:
-        options["question_document"] = read_document(args.question_doc, limit=document_limit)
-    return options
-
-
 async def _run_demo(
     runtime: Any, spec: Any, console: Any, interactive: bool, seed: int | None, chart: Path | None = None
 ) -> int:
@@ -420,42 +397,35 @@ def _personas(args: argparse.Namespace) -> int:
 
 def _debates(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
-    from core.sanitize import strip_controls
+    from bot.tables import to_json
+    from bot.usage_report import debate_costs, debates_json, debates_table
 
     config = _load(args)
     records = asyncio.run(_with_store(config, lambda store: store.list_debates(args.limit)))
+    costs = asyncio.run(_with_store(config, lambda store: debate_costs(store, list(records))))
+    if args.json:
+        sys.stdout.write(to_json(debates_json(list(records), costs)))
+        return 0
     console = Console()
     if not records:
         console.print("No debates yet. Try: rostra demo")
         return 0
-    from bot.usage_report import cost_cell, debate_costs, tokens_cell
-
-    costs = asyncio.run(_with_store(config, lambda store: debate_costs(store, list(records))))
-    table = Table(title="Recent debates")
-    for column in ("ID", "Status", "Format", "Where", "Started (UTC)", "Tokens", "Cost", "Topic"):
-        table.add_column(column)
-    for r in records:
-        where = r.binding.platform + (f" #{r.binding.channel}" if r.binding.channel else "")
-        status = (
-            r.status if r.status in ("completed", "running") or not r.reason else f"{r.status}: {r.reason}"
-        )
-        used = costs[r.id]
-        started = f"{r.created_at:%Y-%m-%d %H:%M}"
-        cells = (r.id, status, r.format, where, started, tokens_cell(used), cost_cell(used), r.topic)
-        table.add_row(*(Text(strip_controls(c)) for c in cells))  # stored text is never Rich markup
-    console.print(table)
+    console.print(debates_table(list(records), costs, width=console.width))
     return 0
 
 
 def _usage(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from bot.usage_report import print_usage
+    from bot.tables import to_json
+    from bot.usage_report import load_recent, print_usage, usage_report
 
     config = _load(args)
+    if args.json:
+        found = asyncio.run(_with_store(config, lambda store: load_recent(store, days=args.days, limit=5000)))
+        sys.stdout.write(to_json(usage_report(found, days=args.days)))
+        return 0
     asyncio.run(_with_store(config, lambda store: print_usage(store, Console(), days=args.days)))
     return 0
 

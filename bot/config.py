@@ -164,6 +164,24 @@ def _persona_ids(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def env_variable_for(loc: tuple[int | str, ...]) -> str | None:
+    """The `ROSTRA_*` variable that set the value at `loc` (or a section holding it), if one did."""
+    names = {name.upper(): name for name in os.environ}
+    parts = [str(p).upper() for p in loc]
+    for end in range(len(parts), 0, -1):
+        name = "ROSTRA_" + "__".join(parts[:end])
+        if name in names:
+            return names[name]
+    return None
+
+
+def _file_and_overrides(file: Path) -> str:
+    """`config.yaml`, or `config.yaml (with ROSTRA_X)` when variables may have caused a whole-config error."""
+    own = {CONFIG_ENV, "ROSTRA_INSTANCE"}
+    variables = sorted(n for n in os.environ if n.upper().startswith("ROSTRA_") and n.upper() not in own)
+    return f"{file} (with {', '.join(variables)})" if variables else str(file)
+
+
 def load_config(path: str | Path | None = None, *, overrides: dict[str, Any] | None = None) -> Config:
     """Load config.yaml (+ env overrides, + `overrides` on top) and check it as a whole."""
     file = Path(path).expanduser() if path is not None else default_config_path()
@@ -183,7 +201,10 @@ def load_config(path: str | Path | None = None, *, overrides: dict[str, Any] | N
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{file}: {where}: {first['msg']}") from None
+        variable = env_variable_for(first["loc"])
+        blamed = f"environment variable {variable}" if variable else _file_and_overrides(file)
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{blamed}: {where}: {message}" if where else f"{blamed}: {message}") from None
     finally:
         _YAML_DATA.reset(token)
     if config.model.script:  # a script that cannot be read is a start-up error, not a traceback later

@@ -254,7 +254,8 @@ def _processor(settings: TracingSettings) -> SpanProcessor:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ImportError:
             raise RuntimeError(
-                "tracing.exporter otlp needs the OTLP exporter: pip install 'rostra[otlp]'"
+                "tracing.exporter otlp needs the OTLP exporter: pip install -e '.[otlp]' in the clone,"
+                " or pip install opentelemetry-exporter-otlp-proto-http"
                 " (or set tracing.exporter: console)"
             ) from None
         exporter = OTLPSpanExporter(endpoint=settings.endpoint) if settings.endpoint else OTLPSpanExporter()

@@ -35,6 +35,7 @@ from core.events import (
 from core.models import PersonaRef, Statistics, VoteOption
 from core.pricing import cost_suffix
 from core.transcript import minutes
+from core.words import plural
 
 _CHOICE_STYLE = {"keep": "green", "replace": "red", "for": "green", "against": "red"}
 _NOTICE_STYLE = {"info": "dim", "warning": "yellow", "error": "bold red"}
@@ -79,13 +80,13 @@ def stats_table(stats: Statistics) -> Table:
 
 
 def stats_line(stats: Statistics) -> Text:
-    parts = [f"{stats.rounds} rounds", f"{stats.turns} turns", f"{stats.words} words"]
+    parts = [plural(stats.rounds, "round"), plural(stats.turns, "turn"), plural(stats.words, "word")]
     parts += [
-        f"{n} {label}"
+        plural(n, label)
         for n, label in (
-            (stats.votes, "AI votes"),
-            (stats.human_votes, "human votes"),
-            (stats.switches, "switches"),
+            (stats.votes, "AI vote"),
+            (stats.human_votes, "human vote"),
+            (stats.switches, "switch"),
         )
         if n
     ]

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.models import VoteOption
 from core.state import TurnRecord
+from core.words import plural
 
 KEEP = VoteOption(key="keep", label="Keep", emoji="✅")
 REPLACE = VoteOption(key="replace", label="Replace", emoji="❌")
@@ -97,6 +98,6 @@ def closing_figures(stats: dict[str, Any], spoken: list[TurnRecord], switches: i
         by_speaker[turn.speaker.name] = by_speaker.get(turn.speaker.name, 0) + 1
     speakers = ", ".join(f"{name} {n}" for name, n in by_speaker.items()) or "none"
     return (
-        f"{stats['turns']} turns over {stats['rounds']} rounds ({speakers}); "
-        f"{switches} speaker switches; {int(stats['debate_seconds'])} s of debate."
+        f"{plural(stats['turns'], 'turn')} over {plural(stats['rounds'], 'round')} ({speakers}); "
+        f"{plural(switches, 'speaker switch')}; {int(stats['debate_seconds'])} s of debate."
     )

@@ -32,6 +32,12 @@ from core.prompts import council as prompts
 from core.prompts import excerpt
 
 
+def _tie_how(score: str, broken_by: TieBreaker) -> str:
+    """How a tied vote was decided: a tie is called a tie, never a majority."""
+    decided = "broken by the people" if broken_by == "humans" else "the earliest proposal taken"
+    return f"on a tie ({score} each), {decided}"
+
+
 class CouncilVote:
     """The council's one vote on its proposals."""
 
@@ -151,7 +157,7 @@ class CouncilVote:
                 if weighted
                 else f"{tally[winner]:g} of {len(self.members)} votes"
             )
-            how += f" ({score})"
+            how = _tie_how(score, tie_broken_by) if tie_broken_by is not None else f"{how} ({score})"
         explain = ""
         if weighted:
             explain = (

@@ -154,7 +154,8 @@ class ModelRegistry:
             importlib.import_module("agno.tools.tavily")
         except ImportError:
             raise ModelConfigError(
-                "Research needs the tavily-python package: pip install 'rostra[research]'"
+                "Research needs the tavily-python package: pip install -e '.[research]' in the clone,"
+                " or pip install tavily-python"
             ) from None
 
     def research_tools(self, research: ResearchSettings) -> list[Any]:

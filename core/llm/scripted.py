@@ -36,6 +36,7 @@ from pydantic import BaseModel
 from core.clock import Clock, RealClock
 from core.errors import ModelConfigError
 from core.localfiles import LocalFileError, read_local_yaml
+from core.words import quoted
 
 ScriptItem = str | dict[str, Any]
 
@@ -216,7 +217,7 @@ def placeholder_text(
     rng: random.Random, *, name: str, role: str, topic: str, prompt: str = "", system: str = ""
 ) -> str:
     """Rehearsal text. The prompt only picks the kind of reply (a question, a distillation, a quote)."""
-    motion = (topic or "the motion").rstrip("?.!")
+    motion = quoted(topic or "the motion")
     if role == "synthesiser":
         return f"[rehearsal] {' '.join(_SYNTHESIS)}"
     found = _DOCUMENT.search(system)
@@ -226,11 +227,11 @@ def placeholder_text(
             return f'[rehearsal] My document puts it plainly: "{quote}" That is where my answer starts.'
 
     if "focus question" in prompt and "question only" in prompt:
-        return f"[rehearsal] {motion}: who gains, who pays, and how would we know?"
+        return f"[rehearsal] On {motion}: who gains, who pays, and how would we know?"
     if "Distil the round" in prompt:
         return (
             "[rehearsal] Both sides accept the problem is real; they split on cost and on who carries it."
-            f" Sharper question: what evidence would settle {motion.lower()} within a year?"
+            f" Sharper question, on {motion}: what evidence would settle it within a year?"
         )
     if role in _SUMMARY_ROLES:
         body = " ".join(_SUMMARY)

@@ -8,6 +8,7 @@ from core.models import Statistics
 from core.ports import DebateStatus
 from core.state import DebateState
 from core.voting import HumanBallots
+from core.words import plural
 
 STATUS_OF_REASON: dict[str, DebateStatus] = {
     "completed": "completed",
@@ -62,6 +63,6 @@ def plain_summary(outcome: Outcome, stats: Statistics) -> str:
     }.get(outcome.reason, "The debate ended")
     detail = f" ({outcome.detail})" if outcome.detail else ""
     return (
-        f"{ending}{detail} after {stats.turns} turns over {stats.rounds} rounds,"
-        f" with {stats.switches} speaker switches."
+        f"{ending}{detail} after {plural(stats.turns, 'turn')} over {plural(stats.rounds, 'round')},"
+        f" with {plural(stats.switches, 'speaker switch')}."
     )
