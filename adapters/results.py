@@ -14,6 +14,17 @@ from dataclasses import dataclass
 from core.events import DebateCompleted, DebateStarted, Event, Verdict, VotingClosed
 
 SUMMARY_LIMIT = 200
+
+ENDINGS = {
+    "completed": "the debate ran its course",
+    "time_up": "time ran out",
+    "max_rounds": "all rounds were played",
+    "budget": "its budget was spent",
+    "stopped": "stopped",
+    "failed": "it hit an error",
+    "interrupted": "the bot shut down mid-debate",
+}
+"""How a debate ended (`DebateCompleted.reason`), in words, on every front end."""
 _SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.S)
 
 
@@ -61,8 +72,8 @@ class ResultTracker:
             return f"Last vote: {self._last_vote.decision_label}"
         return None
 
-    def result(self, endings: dict[str, str]) -> DebateResult | None:
-        """None while the debate runs. `endings`: reason → words (each front end has its own)."""
+    def result(self) -> DebateResult | None:
+        """None while the debate runs."""
         done = self._completed
         if done is None:
             return None
@@ -71,13 +82,13 @@ class ResultTracker:
             topic=self.topic,
             decision=self.decision if done.reason not in ("failed",) else None,
             summary=first_line(summary) if summary else "",
-            ending=done.detail or endings.get(done.reason, done.reason),
+            ending=done.detail or ENDINGS.get(done.reason, done.reason),
             completed=done.reason not in ("stopped", "failed", "interrupted"),
         )
 
 
-def result_of(events: Iterable[Event], endings: dict[str, str]) -> DebateResult | None:
+def result_of(events: Iterable[Event]) -> DebateResult | None:
     tracker = ResultTracker()
     for event in events:
         tracker.see(event)
-    return tracker.result(endings)
+    return tracker.result()

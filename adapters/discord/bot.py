@@ -11,6 +11,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from adapters.discord.ballot_buttons import BallotButton
+from adapters.discord.ballots import is_person
 from adapters.discord.commands import DebateCommands, build_group
 from adapters.discord.controls import CardButton
 from adapters.discord.desk import DebateDesk
@@ -101,9 +102,8 @@ class RostraBot(commands.Bot):
     # --- people's votes ------------------------------------------------------------------------
 
     def _is_person(self, payload: discord.RawReactionActionEvent) -> bool:
-        if self.user is not None and payload.user_id == self.user.id:
-            return False
-        return payload.member is None or not payload.member.bot
+        me = self.user.id if self.user is not None else None
+        return is_person(payload.user_id, is_bot=payload.member is not None and payload.member.bot, me=me)
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         if self.settings.ballot == "buttons":  # people vote with the cards' buttons

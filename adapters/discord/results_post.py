@@ -17,16 +17,6 @@ from adapters.results import DebateResult, result_of
 
 log = logging.getLogger(__name__)
 
-ENDINGS = {
-    "completed": "it ran its course",
-    "time_up": "time ran out",
-    "max_rounds": "all rounds were played",
-    "budget": "its budget was spent",
-    "stopped": "stopped",
-    "failed": "it hit an error",
-    "interrupted": "the bot shut down mid-debate",
-}
-
 
 def result_message(result: DebateResult, thread_id: int) -> str:
     head = f"🏁 **Debate over: {discord.utils.escape_markdown(result.topic)}**"
@@ -106,7 +96,7 @@ class DiscordResults:
 
     async def _announce(self, debate_id: str, card: _Card) -> None:
         try:
-            result = result_of(await self._rt.store.events(debate_id), ENDINGS)
+            result = result_of(await self._rt.store.events(debate_id))
             if result is None:
                 return
             if card.origin_id != card.thread_id:  # started from a channel: tell it

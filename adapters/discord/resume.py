@@ -165,11 +165,11 @@ class Resumer:
         people: dict[str, tuple[str, list[str]]] = {}
         for reaction in message.reactions:
             emoji = str(reaction.emoji)
-            if card.ballot.ballot.choice_of(emoji) is None:
+            if card.ballot.emoji.key_of(emoji) is None:
                 continue
             with contextlib.suppress(discord.HTTPException):
                 async for user in reaction.users():
                     if user.bot or user.id == me:
                         continue
                     people.setdefault(str(user.id), (user.display_name, []))[1].append(emoji)
-        card.ballot.restore(people, voted, window)
+        card.ballot.restore_card(people, voted, window)

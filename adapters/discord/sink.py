@@ -379,7 +379,7 @@ class DiscordSink:
         elif isinstance(event, HumanVoteOpened):
             opened = self._ballots.get(event.vote_id)
             if opened is not None:
-                await opened.window_opened(event.options)
+                await opened.window_opened_for(event.options)
         elif isinstance(event, VotingClosed):
             if self._buttons and event.vote_id in self._button_options:
                 await self._ballot_buttons(event.vote_id, closed=True)

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters.ballot_words import clicking
+from adapters.results import ENDINGS
 from adapters.slack.ballot_blocks import ballot_block
 from adapters.slack.blocks import MAX_BLOCKS, capped, context, section, sections
 from adapters.slack.card_controls import card_controls
@@ -56,15 +57,6 @@ HOW_TO_VOTE = {
     "tiebreak": "*How to vote:* when the AI voters tie on a vote card in the thread, you decide: react"
     f" on the card with one of its emoji. {ONE_VOTE_EACH}",
     "vote": f"*How to vote:* react on the vote cards in the thread with one of their emoji. {ONE_VOTE_EACH}",
-}
-ENDINGS = {
-    "completed": "the debate ran its course",
-    "time_up": "time ran out",
-    "max_rounds": "all rounds were played",
-    "budget": "its budget was spent",
-    "stopped": "stopped",
-    "failed": "it hit an error",
-    "interrupted": "the bot shut down mid-debate",
 }
 
 

@@ -122,7 +122,7 @@ class SlackFrontEnd:
             await sink.reaction(reaction.ts, reaction.user, reaction.name, added=reaction.added)
         elif sink is None:  # perhaps a card of a debate another worker runs (remote_votes.py)
             await self.remote_votes.reaction(
-                reaction.channel, reaction.ts, reaction.user, reaction.name, added=reaction.added
+                reaction.channel, reaction.ts, reaction.user, reaction.name, added=reaction.added, name=None
             )
 
     def _running(self, channel: str) -> DebateHandle | None:

@@ -12,7 +12,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
 from adapters.results import result_of
-from adapters.slack.cards import ENDINGS
 from adapters.slack.result_text import result_message
 from adapters.slack.sink import NETWORK_ERRORS, SlackSink
 from core.session import DebateHandle
@@ -38,7 +37,7 @@ class SlackResults:
         try:
             await handle.wait()
             await sink.delivered()
-            result = result_of(await self._rt.store.events(handle.debate_id), ENDINGS)
+            result = result_of(await self._rt.store.events(handle.debate_id))
             if result is None:
                 return
             text = result_message(result, channel=sink.channel, thread_ts=sink.thread_ts)

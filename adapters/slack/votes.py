@@ -1,36 +1,52 @@
 """People's votes in one debate: reactions on its vote cards → the debate handle.
 
-Reactions are recorded from the moment a card is posted; they count only while the debate has a
-human window open for that vote. When a window opens, what is on the card then (`reactions.get`)
-is taken as the truth, so reactions added early, or missed, count too.
+Slack reports reactions by name (`+1::skin-tone-2`, `thumbsup`): this maps them to the cards' option
+keys and leaves the rule (`adapters/reaction_ballot.py`) and the wiring to the debate
+(`adapters/card_votes.py`) to the shared code. Reactions are recorded from the moment a card is
+posted; they count only while the debate has a human window open for that vote. When a window opens,
+what is on the card then (`reactions.get`) is taken as the truth, so reactions added early, or
+missed, count too.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Iterable, Mapping
 
-from adapters.slack.ballot import ReactionLedger
-from core.errors import BallotError
+from adapters.card_votes import CardVotes
+from adapters.slack.emoji import normalise_reaction
 from core.session import DebateHandle
 
-log = logging.getLogger(__name__)
+
+class ReactionKeys:
+    """A card's options by the reaction names that vote for them."""
+
+    def __init__(self, reactions: Mapping[str, str]) -> None:
+        """`reactions`: option key → the reaction name that votes for it."""
+        self.keys = list(reactions)
+        self._key_of = {name: key for key, name in reactions.items()}
+
+    def key_of(self, reaction: str) -> str | None:
+        return self._key_of.get(normalise_reaction(reaction))
+
+    def on_card(self, people: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+        return {p: [k for n in names if (k := self.key_of(n))] for p, names in people.items()}
 
 
 class HumanVotes:
     def __init__(self, *, bot_user_id: str | None) -> None:
         self._bot_user_id = bot_user_id
         self._handle: DebateHandle | None = None
-        self._ledgers: dict[str, ReactionLedger] = {}
+        self._cards: dict[str, tuple[CardVotes, ReactionKeys]] = {}
         self._vote_of_card: dict[str, str] = {}
-        self._lock = asyncio.Lock()
 
     def attach(self, handle: DebateHandle) -> None:
         self._handle = handle
+        for card, _ in self._cards.values():
+            card.bind(handle)
 
     def card_posted(self, vote_id: str, ts: str, reactions: Mapping[str, str]) -> None:
-        self._ledgers[vote_id] = ReactionLedger(reactions)
+        keys = ReactionKeys(reactions)
+        self._cards[vote_id] = (CardVotes(vote_id, keys.keys, self._handle), keys)
         self._vote_of_card[ts] = vote_id
 
     def vote_on(self, ts: str) -> str | None:
@@ -40,13 +56,8 @@ class HumanVotes:
         vote_id = self._vote_of_card.get(ts)
         if vote_id is None or user == self._bot_user_id:
             return
-        async with self._lock:
-            ledger = self._ledgers[vote_id]
-            before = ledger.choice(user)
-            changed = ledger.added(user, name) if added else ledger.removed(user, name)
-            after = ledger.choice(user)
-            if changed and before != after and self._open(vote_id):
-                await self._apply(vote_id, user, after)
+        card, keys = self._cards[vote_id]
+        await card.reaction(user, keys.key_of(name), added=added)
 
     async def window_opened(
         self, vote_id: str, options: Iterable[str], on_card: Mapping[str, Iterable[str]] | None
@@ -54,36 +65,13 @@ class HumanVotes:
         """People may now vote for `options`: count what they have on the card now (the bot's own
         reactions excluded), and take back a recorded vote whose reaction is no longer there.
         Without `on_card` (Slack could not say), the reactions seen so far count."""
-        ledger = self._ledgers.get(vote_id)
-        if ledger is None:
+        found = self._cards.get(vote_id)
+        if found is None:
             return
-        async with self._lock:
-            ledger.open_only(options)
-            if on_card is not None:
-                ledger.reconcile({u: list(n) for u, n in on_card.items() if u != self._bot_user_id})
-            choices = ledger.choices()
-            for user in self._recorded(vote_id) if on_card is not None else []:
-                if user not in choices and self._open(vote_id):
-                    await self._apply(vote_id, user, None)
-            for user, choice in choices.items():
-                if not self._open(vote_id):
-                    return
-                await self._apply(vote_id, user, choice)
-
-    def _recorded(self, vote_id: str) -> list[str]:
-        """Who has a vote on record (e.g. cast before a restart)."""
-        ballot = self._handle.state.ballots.get(vote_id) if self._handle is not None else None
-        return list(ballot.human_votes) if ballot is not None else []
-
-    def _open(self, vote_id: str) -> bool:
-        return self._handle is not None and self._handle.human_vote_open(vote_id)
-
-    async def _apply(self, vote_id: str, user: str, choice: str | None) -> None:
-        assert self._handle is not None
-        try:
-            if choice is None:
-                await self._handle.withdraw_human_vote(vote_id, user)
-            else:
-                await self._handle.cast_human_vote(vote_id, user, choice, voter_name=user)
-        except BallotError as exc:  # the window closed in the meantime
-            log.debug("vote %s by %s not counted: %s", vote_id, user, exc)
+        card, keys = found
+        people = (
+            None
+            if on_card is None
+            else keys.on_card({u: n for u, n in on_card.items() if u != self._bot_user_id})
+        )
+        await card.window_opened(options, people)
