@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import discord
 
-from adapters.discord.sender import NO_MENTIONS
+from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.host import Host
 
 log = logging.getLogger(__name__)

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import discord
 
-from adapters.discord.desk import DebateDesk, Running
+from adapters.discord.delivery.desk import DebateDesk, Running
+from adapters.discord.delivery.sink import DiscordSink, OpenCard
+from adapters.discord.delivery.webhooks import PersonaWebhooks
 from adapters.discord.launch import PLATFORM
-from adapters.discord.results_post import START_CARD_KEY, DiscordResults
-from adapters.discord.sink import DiscordSink, OpenCard
-from adapters.discord.webhooks import PersonaWebhooks
+from adapters.discord.results import START_CARD_KEY, DiscordResults
 from adapters.host import Host
 from core.ports import DebateRecord
 from core.session import DebateHandle
@@ -37,7 +37,7 @@ class Reattached:
     sink: DiscordSink
     thread_id: int
     origin_id: int
-    start_card: str | None = None  # `<channel id>:<message id>` (adapters/discord/results_post.py)
+    start_card: str | None = None  # `<channel id>:<message id>` (adapters/discord/results.py)
 
 
 def _as_int(text: str | None) -> int | None:

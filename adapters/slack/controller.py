@@ -19,18 +19,15 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
-from adapters.slack import messages
-from adapters.slack.attachments import (
-    QUESTION_OPTION,
-    AttachmentError,
-    Attachments,
-    DocumentFetcher,
-    check_file,
-    placeholder,
-    sort_files,
-)
-from adapters.slack.cards import pending_card
-from adapters.slack.commands import (
+from adapters.slack.access import StarterPolicy, StopPolicy
+from adapters.slack.ballots.remote import RemoteVotes
+from adapters.slack.ballots.windows import with_platform_window
+from adapters.slack.controls.transcripts import PLATFORM, attach_transcript, find_record
+from adapters.slack.delivery.pointers import point_back
+from adapters.slack.delivery.sender import PersonaIdentity, api_error
+from adapters.slack.delivery.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
+from adapters.slack.errors import PermissionCheckError
+from adapters.slack.inbound.commands import (
     Help,
     Invalid,
     Personas,
@@ -40,17 +37,20 @@ from adapters.slack.commands import (
     Transcript,
     parse_command,
 )
-from adapters.slack.errors import PermissionCheckError
-from adapters.slack.inbound import ReactionRequest, Request
-from adapters.slack.permissions import StarterPolicy, StopPolicy
-from adapters.slack.pointers import point_back
-from adapters.slack.remote_votes import RemoteVotes
-from adapters.slack.replies import Replies
-from adapters.slack.result_post import SlackResults
-from adapters.slack.sender import PersonaIdentity, api_error
-from adapters.slack.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
-from adapters.slack.transcripts import PLATFORM, attach_transcript, find_record
-from adapters.slack.windows import with_platform_window
+from adapters.slack.inbound.documents import (
+    QUESTION_OPTION,
+    AttachmentError,
+    Attachments,
+    DocumentFetcher,
+    check_file,
+    placeholder,
+    sort_files,
+)
+from adapters.slack.inbound.replies import Replies
+from adapters.slack.inbound.requests import ReactionRequest, Request
+from adapters.slack.render import messages
+from adapters.slack.render.cards import pending_card
+from adapters.slack.results import SlackResults
 from core.admission import Slot
 from core.clock import Clock, RealClock
 from core.errors import AdmissionError, DebateError
@@ -205,7 +205,7 @@ class SlackFrontEnd:
     def _checked(self, request: Request, command: Start) -> tuple[DebateSpec, Attachments]:
         """The request checked in full, each attached file standing in for its document, so that
         nothing is downloaded for a request that would fail. Raises DebateError or AttachmentError."""
-        options = with_platform_window(  # Slack's longer default window (adapters/slack/windows.py)
+        options = with_platform_window(  # Slack's longer default window (adapters/slack/ballots/windows.py)
             command.options,
             takes_window=self._takes_documents(command, "human_window"),
             seconds=self.settings.human_window,

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.discord.ballots import CardBallot, is_person
-from adapters.slack.emoji import option_reactions
-from adapters.slack.votes import HumanVotes
+from adapters.discord.ballots.reactions import CardBallot, is_person
+from adapters.slack.ballots.reactions import HumanVotes
+from adapters.slack.render.emoji import option_reactions
 from bot.runtime import Runtime
 from core.events import Event, HumanVoteOpened, VotingStarted
 from core.models import VoteOption

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adapters.discord.ballots import EmojiKeys
+from adapters.discord.ballots.reactions import EmojiKeys
 from core.formats.arena import OPTIONS
 from core.models import VoteOption
 

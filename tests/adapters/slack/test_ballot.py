@@ -1,7 +1,7 @@
 """Slack's reaction names → the card's options (the rule itself: tests/adapters/test_reaction_ballot.py)."""
 
-from adapters.slack.emoji import normalise_reaction, option_reactions
-from adapters.slack.votes import ReactionKeys
+from adapters.slack.ballots.reactions import ReactionKeys
+from adapters.slack.render.emoji import normalise_reaction, option_reactions
 from core.models import VoteOption
 
 KEEP = VoteOption(key="keep", label="Keep", emoji="✅")

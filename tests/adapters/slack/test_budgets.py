@@ -8,7 +8,7 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.app import make_web_client
-from adapters.slack.limits import budgets_of
+from adapters.slack.delivery.rates import budgets_of
 from adapters.slack.settings import SlackSettings
 from tests.adapters.slack.conftest import BOT_TOKEN, CHANNEL
 from tests.adapters.slack.fake_slack import FakeSlack

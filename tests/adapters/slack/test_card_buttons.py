@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from adapters.slack.card_buttons import ENDED
+from adapters.slack.controls.handlers import ENDED
 from core.events import DebateCompleted
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import ALICE, BOB, CAROL, CHANNEL, SLOW_FIRST_TURN, Harness, open_harness

@@ -1,5 +1,5 @@
 """A Slack vote card counts down while people may vote: Slack has no self-updating relative time
-for the future, so the sink edits the card at a few points (adapters/slack/windows.py), as interim
+for the future, so the sink edits the card at a few points (adapters/slack/ballots/windows.py), as interim
 edits, and stops when the window closes or the debate ends."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.limits import budgets_of
-from adapters.slack.ops import Update
-from adapters.slack.render import SlackView
-from adapters.slack.windows import countdown_edits, next_refresh, time_left
+from adapters.slack.ballots.windows import countdown_edits, next_refresh, time_left
+from adapters.slack.delivery.rates import budgets_of
+from adapters.slack.render.events import SlackView
+from adapters.slack.render.ops import Update
 from core.events import HumanVoteOpened, VotingClosed, VotingStarted
 from core.models import VoteOption
 from tests.adapters.slack.clocks import HeldClock, SteppedClock

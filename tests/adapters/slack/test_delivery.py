@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slack.limits import BudgetedRateLimitRetryHandler
-from adapters.slack.retry import RepeatableConnectionErrorRetryHandler, RepeatableServerErrorRetryHandler
+from adapters.slack.delivery.rates import BudgetedRateLimitRetryHandler
+from adapters.slack.delivery.retry import (
+    RepeatableConnectionErrorRetryHandler,
+    RepeatableServerErrorRetryHandler,
+)
 from core.events import DebateCompleted, DebateStarted, TurnCompleted, TurnStarted
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import SCRIPT, Harness, open_harness
