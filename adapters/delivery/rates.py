@@ -1,11 +1,11 @@
-"""Rate budgets modelled on a platform's published limits, shared by every debate of one bot.
+"""Rate windows modelled on a platform's published limits, shared by every debate of one bot.
 
-A budget is a sliding window (at most `limit` calls in any `per` seconds) named by what the platform
+A rate window is a sliding window (at most `limit` calls in any `per` seconds) named by what the platform
 limits: a Slack workspace's method (`chat.update`), a channel's posts, a Discord webhook. Work is
 prioritised: a final state (a turn's text, a vote card, a closing card) waits its turn (`take`);
-an interim state (streamed text, a running tally) goes only when the budget has room to spare for
+an interim state (streamed text, a running tally) goes only when the window has room to spare for
 finals (`try_take`), otherwise it is held and coalesced with the next one, or dropped when the final
-comes. A 429's Retry-After pauses the whole budget (`pause`), not just the one call.
+comes. A 429's Retry-After pauses the whole rate window (`pause`), not just the one call.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def monotonic() -> float:
 
 
 @dataclass
-class Budget:
+class RateWindow:
     limit: int
     per: float
     now: Callable[[], float] = monotonic
@@ -67,24 +67,24 @@ class Budget:
         self.taken += 1
 
     def pause(self, seconds: float) -> None:
-        """A 429 said wait `seconds`: nobody uses this budget until then."""
+        """A 429 said wait `seconds`: nobody uses this rate window until then."""
         self.paused_until = max(self.paused_until, self.now() + seconds)
 
 
-class Budgets:
-    """The budgets of one bot (one Slack workspace, one Discord application), by name; `limit_of`
+class RateWindows:
+    """The rate windows of one bot (one Slack workspace, one Discord application), by name; `limit_of`
     maps a name to its published limit."""
 
     def __init__(self, limit_of: Callable[[str], Limit]) -> None:
         self._limit_of = limit_of
-        self._budgets: dict[str, Budget] = {}
+        self._rates: dict[str, RateWindow] = {}
 
-    def __getitem__(self, name: str) -> Budget:
-        budget = self._budgets.get(name)
-        if budget is None:
+    def __getitem__(self, name: str) -> RateWindow:
+        window = self._rates.get(name)
+        if window is None:
             limit, per = self._limit_of(name)
-            budget = self._budgets[name] = Budget(limit, per)
-        return budget
+            window = self._rates[name] = RateWindow(limit, per)
+        return window
 
-    def items(self) -> list[tuple[str, Budget]]:
-        return list(self._budgets.items())
+    def items(self) -> list[tuple[str, RateWindow]]:
+        return list(self._rates.items())

@@ -9,13 +9,13 @@ from pydantic import SecretStr
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.delivery.rates import Budgets
+from adapters.delivery.rates import RateWindows
 from adapters.host import Host
 from adapters.slack.ballots.buttons.handlers import register_ballot_buttons
 from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.controls.handlers import register_card_buttons
 from adapters.slack.delivery.metered import MeteredWebClient, counting_retries
-from adapters.slack.delivery.rates import share_budgets, slack_limit
+from adapters.slack.delivery.rates import share_rates, slack_limit
 from adapters.slack.delivery.retry import retry_handlers
 from adapters.slack.errors import SlackConfigError
 from adapters.slack.inbound.home.handlers import register_home
@@ -47,13 +47,13 @@ def make_web_client(token: str | None, settings: SlackSettings) -> AsyncWebClien
     """A Web API client that waits out 429s (Retry-After) and retries dropped connections and 5xx
     for the calls that are safe to repeat (see adapters/slack/delivery/retry.py); it reports requests, 429s
     and retries (adapters.slack.delivery.metered)."""
-    budgets = Budgets(slack_limit)  # the workspace's rate budgets, shared by its debates
+    rates = RateWindows(slack_limit)  # the workspace's rate windows, shared by its debates
     client = MeteredWebClient(
         token=token,
         base_url=settings.api_url.rstrip("/") + "/",
-        retry_handlers=[counting_retries(h) for h in retry_handlers(settings.rate_limit_retries, budgets)],
+        retry_handlers=[counting_retries(h) for h in retry_handlers(settings.rate_limit_retries, rates)],
     )
-    share_budgets(client, budgets)
+    share_rates(client, rates)
     return client
 
 

@@ -108,7 +108,7 @@ class DiscordSink:
         self._store = store
         self._cards = cards
         self._throttle = EditThrottle(settings.edit_interval, time.monotonic, persona_floor=MIN_EDIT_INTERVAL)
-        self._budgets = webhooks.budgets
+        self._rates = webhooks.rates
         self._parent_id = thread.parent_id
         self._on_finished = on_finished
         self._queue: DeliveryQueue[Event, Show] = DeliveryQueue(
@@ -315,7 +315,7 @@ class DiscordSink:
         self._notices[kind] = (sent, count)
 
     async def _apply(self, op: Op) -> None:
-        overall = self._budgets[GLOBAL]  # the bot's 50 requests per second, shared by every debate
+        overall = self._rates[GLOBAL]  # the bot's 50 requests per second, shared by every debate
         if isinstance(op, React):
             targets = self._slots.get(op.slot)
             if targets is not None and targets.messages:
@@ -328,13 +328,13 @@ class DiscordSink:
         update = self._throttle.offer(op, first=first)
         if update is None:
             return
-        hook = self._budgets[f"webhook:{self._parent_id}"] if _route(update) == "webhook" else None
+        hook = self._rates[f"webhook:{self._parent_id}"] if _route(update) == "webhook" else None
         if first or not update.live:  # a first post and a final state always go, in their turn
             await overall.take()
             if hook is not None:
                 hook.note()  # discord.py paces the webhook itself
         elif not (hook is None or hook.try_take()) or not overall.try_take():
-            return  # Discord's budget is short: finals first; the next state supersedes this one
+            return  # Discord's rate window is short: finals first; the next state supersedes this one
         await self._show(update)
 
     async def _show(self, show: Show) -> None:

@@ -2,7 +2,7 @@
 
 Only the newest interim state of a slot is kept; a final state replaces it and goes out at once.
 Streamed persona text (a turn's messages) is held to at least `persona_floor` between edits
-whatever the configured interval: those edits share the channel's webhook budget.
+whatever the configured interval: those edits share the channel's webhook rate window.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class EditThrottle:
         return None
 
     def hold(self, show: Show) -> None:
-        """`show` could not go now (the rate budget is short): it waits, coalesced with newer ones."""
+        """`show` could not go now (the rate window is short): it waits, coalesced with newer ones."""
         self._last[show.slot] = self._now()
         self._held[show.slot] = show
 

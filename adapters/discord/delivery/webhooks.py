@@ -8,7 +8,7 @@ import logging
 
 import discord
 
-from adapters.delivery.rates import Budgets, Limit
+from adapters.delivery.rates import Limit, RateWindows
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +30,8 @@ def discord_limit(name: str) -> Limit:
 class PersonaWebhooks:
     def __init__(self, name: str) -> None:
         self.name = name
-        self.budgets = Budgets(discord_limit)
-        """The bot's rate budgets, shared by all its debates (one webhook per channel serves them all)."""
+        self.rates = RateWindows(discord_limit)
+        """The bot's rate windows, shared by all its debates (one webhook per channel serves them all)."""
         self._hooks: dict[int, discord.Webhook] = {}
         self._locks: dict[int, asyncio.Lock] = {}
 
@@ -45,7 +45,7 @@ class PersonaWebhooks:
             cached = self._hooks.get(channel.id)
             if cached is not None:
                 return cached
-            await self.budgets["global"].take()
+            await self.rates["global"].take()
             hook = next(
                 (
                     h
@@ -55,7 +55,7 @@ class PersonaWebhooks:
                 None,
             )
             if hook is None:
-                await self.budgets["global"].take()
+                await self.rates["global"].take()
                 hook = await channel.create_webhook(name=self.name, reason="Rostra: personas speak here")
                 log.info("created webhook %s in channel %s", hook.id, channel.id)
             self._hooks[channel.id] = hook

@@ -18,8 +18,8 @@ from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 
-from adapters.delivery.rates import Budgets
-from adapters.slack.delivery.rates import BudgetedRateLimitRetryHandler
+from adapters.delivery.rates import RateWindows
+from adapters.slack.delivery.rates import WindowedRateLimitRetryHandler
 
 NOT_REPEATABLE = ("chat.postMessage", "files.completeUploadExternal")
 CONNECTION_RETRIES = 2
@@ -54,9 +54,9 @@ class RepeatableServerErrorRetryHandler(_OnlyRepeatable, AsyncServerErrorRetryHa
     pass
 
 
-def retry_handlers(rate_limit_retries: int, budgets: Budgets) -> list[AsyncRetryHandler]:
+def retry_handlers(rate_limit_retries: int, rates: RateWindows) -> list[AsyncRetryHandler]:
     return [
         RepeatableConnectionErrorRetryHandler(max_retry_count=CONNECTION_RETRIES),
         RepeatableServerErrorRetryHandler(max_retry_count=SERVER_ERROR_RETRIES),
-        BudgetedRateLimitRetryHandler(budgets, max_retry_count=rate_limit_retries),
+        WindowedRateLimitRetryHandler(rates, max_retry_count=rate_limit_retries),
     ]

@@ -18,7 +18,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.delivery.rates import budgets_of, post_budget
+from adapters.slack.delivery.rates import post_rate, rates_of
 from adapters.slack.render.blocks import context
 from adapters.slack.render.emoji import icon_emoji
 from adapters.slack.render.ops import OPENING, Delete, Op, Post, Update, Upload
@@ -94,7 +94,7 @@ class SlackSender:
         self._sent: dict[str, tuple[str, tuple[Any, ...]]] = {}
         self._reactions: dict[str, tuple[str, ...]] = {}  # a message's ballot, until it is posted
         self._newest = thread_ts  # the newest message posted here (where a lost post is looked for)
-        self._budgets = budgets_of(client)
+        self._rates = rates_of(client)
         self._files: set[str] = set()
         self._told_no_custom_names = False
 
@@ -141,7 +141,7 @@ class SlackSender:
         """Post a message; with `key`, one that is never posted twice: when Slack's answer is lost
         (a dropped connection, a 5xx) the thread is read back for it before posting again, once."""
         for attempt in (1, 2):
-            await self._budgets[post_budget(self.channel)].take()
+            await self._rates[post_rate(self.channel)].take()
             try:
                 response = await self.client.chat_postMessage(
                     channel=self.channel,
@@ -171,7 +171,7 @@ class SlackSender:
 
     async def _landed(self, key: str) -> str | None:
         """The ts of the message posted with `key` after the newest one known, if Slack has it."""
-        await self._budgets["conversations.replies"].take()
+        await self._rates["conversations.replies"].take()
         try:
             response = await self.client.conversations_replies(
                 channel=self.channel,
@@ -200,7 +200,7 @@ class SlackSender:
             self.ts_of[key] = ts
             await self._remember(f"ts:{key}", ts)
         else:
-            await self._budgets["chat.update"].take()
+            await self._rates["chat.update"].take()
             await self.client.chat_update(
                 channel=self.channel, ts=ts, text=text, blocks=list(blocks), **_SAFE
             )
@@ -238,7 +238,7 @@ class SlackSender:
 
     async def _shows(self, ts: str, op: Post) -> bool:
         """Whether the thread's message `ts` already shows `op` (read back once, after a restart)."""
-        await self._budgets["conversations.replies"].take()
+        await self._rates["conversations.replies"].take()
         try:
             response = await self.client.conversations_replies(
                 channel=self.channel, ts=self.thread_ts, oldest=ts, inclusive=True, limit=2
@@ -259,7 +259,7 @@ class SlackSender:
         await self._remember(f"ts:{NOTE_KEY}", ts)
 
     async def react(self, ts: str, name: str) -> None:
-        await self._budgets["reactions.add"].take()
+        await self._rates["reactions.add"].take()
         try:
             await self.client.reactions_add(channel=self.channel, timestamp=ts, name=name)
         except SlackApiError as exc:
@@ -279,8 +279,8 @@ class SlackSender:
             return
         if self._sent.get(op.key) == (op.text, op.blocks):
             return
-        if not op.interim:  # an interim edit took its share of the budget when it was let through
-            await self._budgets["chat.update"].take()
+        if not op.interim:  # an interim edit took its share of the rate window when it was let through
+            await self._rates["chat.update"].take()
         await self.client.chat_update(
             channel=self.channel,
             ts=ts,
@@ -296,7 +296,7 @@ class SlackSender:
         if ts is None:
             return
         await self._remember(f"ts:{op.key}", "")
-        await self._budgets["chat.delete"].take()
+        await self._rates["chat.delete"].take()
         try:
             await self.client.chat_delete(channel=self.channel, ts=ts)
         except SlackApiError as exc:

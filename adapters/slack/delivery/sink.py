@@ -27,7 +27,7 @@ from adapters.delivery.queue import DeliveryQueue
 from adapters.metering import record_delivery
 from adapters.slack.ballots.reactions import HumanVotes
 from adapters.slack.ballots.windows import next_refresh
-from adapters.slack.delivery.rates import budgets_of
+from adapters.slack.delivery.rates import rates_of
 from adapters.slack.delivery.sender import NETWORK_ERRORS as NETWORK_ERRORS  # also the controller's
 from adapters.slack.delivery.sender import PersonaIdentity, SlackSender, api_error
 from adapters.slack.delivery.throttle import EditThrottle
@@ -131,7 +131,7 @@ class SlackSink:
             remember=self._remember,
         )
         self._throttle = EditThrottle(settings.edit_interval, asyncio.get_running_loop().time)
-        self._budgets = budgets_of(client)
+        self._rates = rates_of(client)
         self._votes = HumanVotes(bot_user_id=bot_user_id)
         self._debate_id = debate_id
         self._on_finished: Callable[[SlackSink], None] | None = None
@@ -353,7 +353,7 @@ class SlackSink:
         (one notice per kind of failure, edited in place)."""
         if self._gave_up:
             return
-        if isinstance(op, Update) and op.interim and not self._budgets["chat.update"].try_take():
+        if isinstance(op, Update) and op.interim and not self._rates["chat.update"].try_take():
             self._throttle.hold(op)  # the workspace's edits are short: finals first, this one later
             return
         try:

@@ -1,6 +1,6 @@
 """Paces interim edits (streamed text, live status) to one per interval per debate.
 
-`chat.update` is rate-limited per workspace, so a debate's interim edits share one budget. An
+`chat.update` is rate-limited per workspace, so a debate's interim edits share one rate window. An
 interim edit that comes too soon waits, and a newer one for the same message replaces it; a final
 edit (or a post or delete) of that message makes it moot.
 """
@@ -29,7 +29,7 @@ class EditThrottle:
         return False
 
     def hold(self, op: Update) -> None:
-        """`op` could not go now (the workspace's budget is short): it waits, coalesced with newer ones."""
+        """`op` could not go now (the rate window is short): it waits, coalesced with newer ones."""
         self._last = self._now()
         self._pending.pop(op.key, None)
         self._pending[op.key] = op
@@ -44,7 +44,7 @@ class EditThrottle:
         return max(0.0, self._last + self.interval - self._now())
 
     def take_due(self) -> list[Update]:
-        """The waiting edit that is due now, if any (one per interval: they share one budget)."""
+        """The waiting edit that is due now, if any (one per interval: they share one rate window)."""
         if not self._pending or self._now() - self._last < self.interval:
             return []
         key = next(iter(self._pending))

@@ -314,7 +314,7 @@ class SlackView:
 
     def countdown(self, vote_id: str, now: datetime) -> Update | None:
         """The vote card redrawn for `now` (how long is left), while its people's window is open;
-        an interim edit, which the budget may coalesce or skip."""
+        an interim edit, which the rate window may coalesce or skip."""
         ballot = self._ballots.get(vote_id)
         if ballot is None or ballot.window is None or ballot.closed is not None:
             return None

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from adapters.slack.ballots.windows import countdown_edits, next_refresh, time_left
-from adapters.slack.delivery.rates import budgets_of
+from adapters.slack.delivery.rates import rates_of
 from adapters.slack.render.events import SlackView
 from adapters.slack.render.ops import Update
 from core.events import HumanVoteOpened, VotingClosed, VotingStarted
@@ -210,7 +210,7 @@ async def test_a_short_budget_skips_the_countdown_not_the_closed_card(tmp_path: 
     async with open_harness(tmp_path, api, script=TIE, clock=clock, slack=slack_settings) as slack:
         slack.app.front.countdown_clock = ticks
         await _open_tie_window(slack, api)
-        edits = budgets_of(slack.app.front.client)["chat.update"]
+        edits = rates_of(slack.app.front.client)["chat.update"]
         edits.hits.extend([edits.now()] * 30)  # other debates used 30 of the workspace's 50 edits
         skipped = edits.skipped
         await ticks.wait_for_sleepers()

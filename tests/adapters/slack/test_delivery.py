@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slack.delivery.rates import BudgetedRateLimitRetryHandler
+from adapters.slack.delivery.rates import WindowedRateLimitRetryHandler
 from adapters.slack.delivery.retry import (
     RepeatableConnectionErrorRetryHandler,
     RepeatableServerErrorRetryHandler,
@@ -44,7 +44,7 @@ async def test_a_429_is_waited_out_and_the_message_still_arrives(
 async def test_the_client_retries_only_what_is_safe_to_repeat(slack: Harness) -> None:
     kinds = {type(h) for h in slack.app.client.retry_handlers}
     assert kinds == {
-        BudgetedRateLimitRetryHandler,
+        WindowedRateLimitRetryHandler,
         RepeatableConnectionErrorRetryHandler,
         RepeatableServerErrorRetryHandler,
     }

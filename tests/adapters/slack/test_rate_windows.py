@@ -8,7 +8,7 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.app import make_web_client
-from adapters.slack.delivery.rates import budgets_of
+from adapters.slack.delivery.rates import rates_of
 from adapters.slack.settings import SlackSettings
 from tests.adapters.slack.conftest import BOT_TOKEN, CHANNEL
 from tests.adapters.slack.fake_slack import FakeSlack
@@ -22,8 +22,8 @@ async def test_a_429_pauses_the_whole_workspace_budget(
     posted = await client.chat_postMessage(channel=CHANNEL, text="x")
     api.fail_next("chat.update", retry_after="1")
     await client.chat_update(channel=CHANNEL, ts=posted["ts"], text="y")  # the SDK waits it out
-    updates = budgets_of(client)["chat.update"]
+    updates = rates_of(client)["chat.update"]
     assert updates.paused_until > 0  # every debate of the workspace held back, not just this call
-    assert budgets_of(client)["reactions.add"].paused_until == 0  # another method: its own budget
+    assert rates_of(client)["reactions.add"].paused_until == 0  # another method: its own budget
     assert [c.method for c in api.calls][-2:] == ["chat.update", "chat.update"]
     await api.stop()
