@@ -12,12 +12,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.delivery.rates import RateWindows
 from adapters.host import Host
 from adapters.slack.ballots.buttons.handlers import register_ballot_buttons
-from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.controls.handlers import register_card_buttons
 from adapters.slack.delivery.metered import MeteredWebClient, counting_retries
 from adapters.slack.delivery.rates import share_rates, slack_limit
 from adapters.slack.delivery.retry import retry_handlers
 from adapters.slack.errors import SlackConfigError
+from adapters.slack.inbound.dispatch import SlackFrontEnd
 from adapters.slack.inbound.home.handlers import register_home
 from adapters.slack.inbound.listeners import register
 from adapters.slack.inbound.modal.handlers import register_modal

@@ -20,9 +20,9 @@ from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
-from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.controls.blocks import STATUS_ACTION, STOP_ACTION, TRANSCRIPT_ACTION
 from adapters.slack.controls.transcripts import PLATFORM
+from adapters.slack.inbound.dispatch import SlackFrontEnd
 from adapters.slack.inbound.replies import MentionReplies
 from adapters.slack.inbound.requests import Request
 

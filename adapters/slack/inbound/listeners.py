@@ -13,7 +13,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.controller import SlackFrontEnd
+from adapters.slack.inbound.dispatch import SlackFrontEnd
 from adapters.slack.inbound.replies import MentionReplies, SlashReplies
 from adapters.slack.inbound.requests import mention_request, reaction_request, slash_request
 from adapters.slack.install.scopes import SLASH_COMMAND

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
-from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.delivery.sink import SlackSink
 from adapters.slack.inbound.commands import Start
+from adapters.slack.inbound.dispatch import SlackFrontEnd
 from adapters.slack.inbound.replies import Replies
 from adapters.slack.inbound.requests import ReactionRequest, Request
 from adapters.slack.install.installations import InstallationStore
@@ -105,19 +105,19 @@ class WorkspaceFronts(SlackFrontEnd):
 
     # --- resuming after a restart: each debate in its own workspace --------------------------------
 
-    async def _reattach(
+    async def reattach(
         self, record: DebateRecord, values: dict[str, str], bot_user_id: str | None
     ) -> SlackSink | None:
         """Raises NotInstalled for a workspace without an installation (its debates wait)."""
         team = record.binding.scope
         front = await self.front_for(team)
-        return await front._reattach(record, values, self._bot_users.get(team))
+        return await front.reattach(record, values, self._bot_users.get(team))
 
-    def _forget(self, sink: SlackSink) -> None:
+    def forget(self, sink: SlackSink) -> None:
         for front in self._fronts.values():
-            front._forget(sink)
+            front.forget(sink)
 
-    async def _bot_user_id(self) -> str | None:
+    async def bot_user_id(self) -> str | None:
         return None  # each workspace has its own bot user (from its installation)
 
     # --- uninstall -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""A 429 from Slack pauses the workspace's whole budget for that method, not just the one call."""
+"""A 429 from Slack pauses the workspace's whole rate window for that method, not just the one call."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.controller import SlackFrontEnd
 from adapters.slack.inbound.commands import Start
+from adapters.slack.inbound.dispatch import SlackFrontEnd
 from adapters.slack.inbound.documents import AttachmentError
 from adapters.slack.inbound.home.blocks import HOME_START_ACTION
 from adapters.slack.inbound.modal.blocks import (
