@@ -3,8 +3,6 @@ linking the thread), and the start card says it (its Stop and Status buttons giv
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -13,22 +11,21 @@ import discord
 from adapters.discord.controls import controls_view, transcript_view
 from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.host import Host
-from adapters.results import DebateResult, result_of
+from adapters.results import Announcements, DebateResult, result_of
+from adapters.results import result_message as _result_message
 
 log = logging.getLogger(__name__)
 
 
 def result_message(result: DebateResult, thread_id: int) -> str:
-    head = f"🏁 **Debate over: {discord.utils.escape_markdown(result.topic)}**"
-    if not result.completed:
-        head += f" ({result.ending})"
-    lines = [head]
-    if result.decision:
-        lines.append(f"🏆 {result.decision}")
-    if result.summary:
-        lines.append(f"*{discord.utils.escape_markdown(result.summary)}*")
-    lines.append(f"The whole debate: <#{thread_id}>")
-    return "\n".join(lines)
+    escape = discord.utils.escape_markdown
+    return _result_message(
+        result,
+        head=f"🏁 **Debate over: {escape(result.topic)}**",
+        italic=lambda text: f"*{text}*",
+        escape=escape,
+        link=f"The whole debate: <#{thread_id}>",
+    )
 
 
 def card_result(result: DebateResult) -> str:
@@ -67,7 +64,7 @@ class DiscordResults:
         self._rt = rt
         self._cards: dict[str, _Card] = {}
         self._ended: set[str] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._posts = Announcements()
 
     def follow(
         self,
@@ -90,9 +87,7 @@ class DiscordResults:
     def _announce_now(self, debate_id: str) -> None:
         self._ended.discard(debate_id)
         card = self._cards.pop(debate_id)
-        task = asyncio.create_task(self._announce(debate_id, card), name=f"discord-result-{debate_id}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._posts.start(self._announce(debate_id, card), name=f"discord-result-{debate_id}")
 
     async def _announce(self, debate_id: str, card: _Card) -> None:
         try:
@@ -116,9 +111,4 @@ class DiscordResults:
             log.exception("debate %s: posting its result failed", debate_id)
 
     async def aclose(self) -> None:
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._posts.aclose()

@@ -3,15 +3,13 @@ also sent to the channel (`reply_broadcast`), after the closing card (`slack.pos
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
-from adapters.results import result_of
+from adapters.results import Announcements, result_of
 from adapters.slack.delivery.sink import NETWORK_ERRORS, SlackSink
 from adapters.slack.render.results import result_message
 from core.session import DebateHandle
@@ -23,15 +21,13 @@ class SlackResults:
     def __init__(self, rt: Host, client: AsyncWebClient) -> None:
         self._rt = rt
         self._client = client
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._posts = Announcements()
 
     def follow(self, handle: DebateHandle, sink: SlackSink) -> None:
         """Post `handle`'s result to its channel once it has ended and its thread shows the end."""
         if not self._rt.config.slack.post_results:
             return
-        task = asyncio.create_task(self._announce(handle, sink), name=f"slack-result-{handle.debate_id}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._posts.start(self._announce(handle, sink), name=f"slack-result-{handle.debate_id}")
 
     async def _announce(self, handle: DebateHandle, sink: SlackSink) -> None:
         try:
@@ -56,13 +52,7 @@ class SlackResults:
 
     async def wait(self) -> None:
         """Until every result due has been posted."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._posts.wait()
 
     async def aclose(self) -> None:
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._posts.aclose()

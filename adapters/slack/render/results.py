@@ -4,6 +4,7 @@ message the channel gets."""
 from __future__ import annotations
 
 from adapters.results import DebateResult, first_line
+from adapters.results import result_message as _result_message
 from adapters.slack.inbound.home.blocks import thread_link
 from adapters.slack.render.text import escape
 
@@ -20,13 +21,10 @@ def result_line(decision: str | None, summary: str) -> str:
 
 def result_message(result: DebateResult, *, channel: str, thread_ts: str) -> str:
     """What the channel is told when a debate ends: result, one line of summary, a link to the thread."""
-    head = f"🏁 *Debate over:* {escape(result.topic)}"
-    if not result.completed:
-        head += f" ({escape(result.ending)})"
-    lines = [head]
-    if result.decision:
-        lines.append(f"🏆 {escape(result.decision)}")
-    if result.summary:
-        lines.append(f"_{escape(result.summary)}_")
-    lines.append(f"<{thread_link(channel, thread_ts)}|The whole debate is in its thread>")
-    return "\n".join(lines)
+    return _result_message(
+        result,
+        head=f"🏁 *Debate over:* {escape(result.topic)}",
+        italic=lambda text: f"_{text}_",
+        escape=escape,
+        link=f"<{thread_link(channel, thread_ts)}|The whole debate is in its thread>",
+    )
