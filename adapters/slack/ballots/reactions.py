@@ -10,11 +10,36 @@ missed, count too.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
+from typing import Any
+
+from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.card_votes import CardVotes
+from adapters.slack.delivery.sender import NETWORK_ERRORS
 from adapters.slack.render.emoji import normalise_reaction
 from core.session import DebateHandle
+
+log = logging.getLogger(__name__)
+
+
+async def read_card(
+    client: AsyncWebClient, channel: str, ts: str, *, what: str
+) -> dict[str, list[str]] | None:
+    """Who reacts with what on the card now (`reactions.get`): user → reaction names; None when
+    Slack could not say."""
+    try:
+        response = await client.reactions_get(channel=channel, timestamp=ts, full=True)
+    except NETWORK_ERRORS as exc:
+        log.warning("%s: could not read the reactions on card %s: %r", what, ts, exc)
+        return None
+    on_card: dict[str, list[str]] = {}
+    message: Any = response.get("message") or {}
+    for reaction in message.get("reactions") or []:
+        for user in reaction.get("users") or []:
+            on_card.setdefault(str(user), []).append(str(reaction.get("name")))
+    return on_card
 
 
 class ReactionKeys:

@@ -17,16 +17,15 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import datetime
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.delivery.queue import DeliveryQueue
 from adapters.metering import record_delivery
-from adapters.slack.ballots.reactions import HumanVotes
-from adapters.slack.ballots.windows import next_refresh
+from adapters.slack.ballots.countdown import Countdowns
+from adapters.slack.ballots.reactions import HumanVotes, read_card
 from adapters.slack.delivery.rates import rates_of
 from adapters.slack.delivery.sender import NETWORK_ERRORS as NETWORK_ERRORS  # also the controller's
 from adapters.slack.delivery.sender import PersonaIdentity, SlackSender, api_error
@@ -151,8 +150,9 @@ class SlackSink:
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
         self._card_reports: dict[str, bool] = {}  # vote id → its card was shown (reported to the debate)
         self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
-        self._clock: Clock = clock or RealClock()  # paces the countdowns on open vote cards
-        self._countdowns: dict[str, asyncio.Task[None]] = {}  # vote id → its card's countdown ticker
+        self._countdowns = Countdowns(  # "about … left" on open vote cards, in people's time
+            clock or RealClock(), lambda vote_id, now: self._queue.put(_Countdown(vote_id, now))
+        )
 
     @property
     def debate_id(self) -> str | None:
@@ -220,7 +220,7 @@ class SlackSink:
         await self._queue.idle()
 
     async def aclose(self) -> None:
-        await self._stop_countdowns()
+        await self._countdowns.stop_all()
         if self._watch is not None and not self._watch.done():
             self._watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -230,8 +230,7 @@ class SlackSink:
     # --- the worker -----------------------------------------------------------------------------
 
     def _finished(self) -> None:
-        for ticker in self._countdowns.values():
-            ticker.cancel()  # nothing is delivered any more (the worker's end awaited the rest)
+        self._countdowns.cancel_all()  # nothing is delivered any more (the worker's end awaited the rest)
         if self._watch is not None:
             self._watch.cancel()
         if self._on_finished is not None:
@@ -265,9 +264,9 @@ class SlackSink:
 
     async def _deliver(self, event: Event, *, live: bool) -> None:
         if isinstance(event, VotingClosed):
-            await self._stop_countdown(event.vote_id)  # the closed card replaces the countdown
+            await self._countdowns.stop(event.vote_id)  # the closed card replaces the countdown
         elif isinstance(event, DebateCompleted):
-            await self._stop_countdowns()
+            await self._countdowns.stop_all()
         ops = list(self._view.render(event))
         for op in ops:
             await self._apply(op)
@@ -280,7 +279,7 @@ class SlackSink:
         elif isinstance(event, HumanVoteOpened) and event.vote_id in self._started:
             self._card_posted(self._started[event.vote_id])  # a card whose first post failed is up now
         if isinstance(event, HumanVoteOpened) and live:
-            await self._start_countdown(event)
+            await self._countdowns.start(event, name=f"slack-countdown-{self.debate_id}-{event.vote_id}")
         if isinstance(event, HumanVoteOpened) and live and not self._view.buttons:  # buttons: clicks count
             # A window in a caught-up event is not counted: if it is still open after a restart the
             # debate opens it again (a new event), and that one counts what is on the card.
@@ -301,38 +300,6 @@ class SlackSink:
         self._card_reports[event.vote_id] = shown
         if self._handle is not None:
             self._handle.vote_card_shown(event.vote_id, shown)
-
-    # --- countdowns on open vote cards ------------------------------------------------------------
-
-    async def _start_countdown(self, window: HumanVoteOpened) -> None:
-        """Refresh the card's "about … left" while the window is open (a reopened window after a
-        restart replaces the earlier ticker)."""
-        await self._stop_countdown(window.vote_id)
-        if window.at.timestamp() <= 0:
-            return
-        self._countdowns[window.vote_id] = asyncio.create_task(
-            self._count_down(window), name=f"slack-countdown-{self.debate_id}-{window.vote_id}"
-        )
-
-    async def _count_down(self, window: HumanVoteOpened) -> None:
-        """Queue a redraw of the card each time its figure changes (windows.next_refresh); the
-        worker sends it as an interim edit. Time is the sink's clock, from when the window opened."""
-        began = self._clock.now()
-        while (wait := next_refresh(window.window - (self._clock.now() - began))) is not None:
-            await self._clock.sleep(wait)
-            elapsed = self._clock.now() - began
-            self._queue.put(_Countdown(window.vote_id, window.at + timedelta(seconds=elapsed)))
-
-    async def _stop_countdown(self, vote_id: str) -> None:
-        ticker = self._countdowns.pop(vote_id, None)
-        if ticker is not None and not ticker.done():
-            ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await ticker
-
-    async def _stop_countdowns(self) -> None:
-        for vote_id in list(self._countdowns):
-            await self._stop_countdown(vote_id)
 
     def _card_posted(self, event: VotingStarted) -> None:
         ts = self._sender.ts_of.get(vote_key(event.vote_id))
@@ -384,22 +351,9 @@ class SlackSink:
 
     async def _count_reactions_on_card(self, vote_id: str, options: list[str]) -> None:
         ts = self._sender.ts_of.get(vote_key(vote_id))
-        if ts is None:
-            return
-        try:
-            response = await self._client.reactions_get(channel=self.channel, timestamp=ts, full=True)
-        except NETWORK_ERRORS as exc:
-            log.warning(
-                "debate %s: could not read the reactions on vote %s: %r", self.debate_id, vote_id, exc
-            )
-            await self._votes.window_opened(vote_id, options, None)
-            return
-        on_card: dict[str, list[str]] = {}
-        message: Any = response.get("message") or {}
-        for reaction in message.get("reactions") or []:
-            for user in reaction.get("users") or []:
-                on_card.setdefault(str(user), []).append(str(reaction.get("name")))
-        await self._votes.window_opened(vote_id, options, on_card)
+        if ts is not None:
+            on_card = await read_card(self._client, self.channel, ts, what=f"debate {self.debate_id}")
+            await self._votes.window_opened(vote_id, options, on_card)
 
     async def _remember(self, key: str, value: str) -> None:
         """Keep a delivery detail with the debate (a message's timestamp, a file sent): a resumed
