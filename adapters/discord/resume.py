@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 import discord
 
+from adapters.discord.ballots.thread import OpenCard
 from adapters.discord.delivery.desk import DebateDesk, Running
-from adapters.discord.delivery.sink import DiscordSink, OpenCard
+from adapters.discord.delivery.sink import DiscordSink
+from adapters.discord.delivery.slots import as_int
 from adapters.discord.delivery.webhooks import PersonaWebhooks
 from adapters.discord.launch import PLATFORM
 from adapters.discord.results import START_CARD_KEY, DiscordResults
@@ -38,10 +40,6 @@ class Reattached:
     thread_id: int
     origin_id: int
     start_card: str | None = None  # `<channel id>:<message id>` (adapters/discord/results.py)
-
-
-def _as_int(text: str | None) -> int | None:
-    return int(text) if text is not None and text.strip().isdigit() else None
 
 
 class Resumer:
@@ -103,7 +101,7 @@ class Resumer:
 
     async def reattach(self, record: DebateRecord, values: dict[str, str]) -> Reattached | None:
         """A sink bound to the debate's thread and messages; None when the thread is gone."""
-        thread_id = _as_int(values.get(THREAD_KEY)) or _as_int(record.binding.channel)
+        thread_id = as_int(values.get(THREAD_KEY)) or as_int(record.binding.channel)
         me = self.client.user
         thread = await self._thread(thread_id) if thread_id is not None else None
         if thread is None or me is None:
@@ -126,7 +124,7 @@ class Resumer:
             for card in cards:
                 await self._restore_reactions(thread, card, state, me.id)
         sink.catch_up()
-        origin = _as_int(values.get(ORIGIN_KEY)) or thread.id
+        origin = as_int(values.get(ORIGIN_KEY)) or thread.id
         return Reattached(sink, thread.id, origin, values.get(START_CARD_KEY))
 
     async def _thread(self, thread_id: int) -> discord.Thread | None:

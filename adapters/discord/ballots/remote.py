@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from adapters.discord.ballots.reactions import EmojiKeys
 from adapters.discord.delivery.sender import Sent
-from adapters.discord.delivery.sink import SLOT_KEY
+from adapters.discord.delivery.slots import SLOT_KEY
 from adapters.discord.render.events import vote_slot
 from adapters.host import Host
 from adapters.remote_votes import RemoteReactions

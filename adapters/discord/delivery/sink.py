@@ -18,16 +18,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 
 import discord
 
 from adapters.delivery.queue import DeliveryQueue
-from adapters.discord.ballots.buttons import show_buttons
 from adapters.discord.ballots.reactions import CardBallot, CardRegistry
+from adapters.discord.ballots.thread import OpenCard, ThreadBallots
 from adapters.discord.controls import show_controls
 from adapters.discord.delivery.sender import Sender, Sent
+from adapters.discord.delivery.slots import DELIVERED_KEY, SLOT_KEY, UNSEEN, Slot, as_int, recorded_slots
 from adapters.discord.delivery.throttle import EditThrottle
 from adapters.discord.delivery.webhooks import PersonaWebhooks
 from adapters.discord.render import messages
@@ -44,7 +44,6 @@ from core.events import (
     VotingClosed,
     VotingStarted,
 )
-from core.models import VoteOption
 from core.ports import Store
 from core.session import DebateHandle
 
@@ -59,27 +58,6 @@ MIN_EDIT_INTERVAL = 1.0
 GLOBAL = "global"
 CARD_RETRY_AFTER = 1.0
 """Seconds before a vote card that could not be posted is tried once more."""
-SLOT_KEY = "discord.slot."
-"""Binding key prefix: `discord.slot.<slot>` → the slot's messages (`Sent.encode`, comma-separated)."""
-DELIVERED_KEY = "discord.delivered"
-"""Binding key: the seq of the last event whose display operations were all applied."""
-UNSEEN = Post(content="\0")
-"""What a message restored after a restart shows when the log cannot say (it is edited regardless)."""
-
-
-@dataclass
-class _Slot:
-    messages: list[Sent] = field(default_factory=list)
-    posts: list[Post] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class OpenCard:
-    """A vote card whose people's window may still open or is open (after `restore`)."""
-
-    vote_id: str
-    message_id: int
-    ballot: CardBallot
 
 
 class DiscordSink:
@@ -102,11 +80,10 @@ class DiscordSink:
             thread=thread, webhooks=webhooks, owner_id=owner_id, settings=settings, remember=self._remember
         )
         self._thread = thread
-        self._buttons = settings.ballot == "buttons"  # button ballots (adapters/discord/ballots/buttons.py)
-        self._button_options: dict[str, tuple[VoteOption, ...]] = {}
-        self._view = DiscordView(streaming=settings.streaming, buttons=self._buttons)
+        buttons = settings.ballot == "buttons"  # button ballots (adapters/discord/ballots/buttons.py)
+        self._ballots = ThreadBallots(thread, cards, buttons=buttons)
+        self._view = DiscordView(streaming=settings.streaming, buttons=buttons)
         self._store = store
-        self._cards = cards
         self._throttle = EditThrottle(settings.edit_interval, time.monotonic, persona_floor=MIN_EDIT_INTERVAL)
         self._rates = webhooks.rates
         self._parent_id = thread.parent_id
@@ -119,8 +96,7 @@ class DiscordSink:
             on_demand=True,
             describe=lambda event: f"{event.kind} #{event.seq}",
         )
-        self._slots: dict[str, _Slot] = {}
-        self._ballots: dict[str, CardBallot] = {}
+        self._slots: dict[str, Slot] = {}
         self._handle: DebateHandle | None = None
         self._card_reports: dict[str, bool] = {}  # vote id → its card was shown (reported to the debate)
         self._closed = False
@@ -136,8 +112,7 @@ class DiscordSink:
         """The running debate (for votes and stop); set right after it starts or resumes."""
         self._handle = handle
         self._debate_id = handle.debate_id
-        for ballot in self._ballots.values():
-            ballot.bind(handle)
+        self._ballots.bind(handle)
         for vote_id, shown in self._card_reports.items():
             handle.vote_card_shown(vote_id, shown)
 
@@ -154,8 +129,8 @@ class DiscordSink:
         """
         self._debate_id = debate_id
         self._sender.resume(values)
-        recorded = dict(_recorded_slots(values))
-        delivered = _as_int(values.get(DELIVERED_KEY))
+        recorded = dict(recorded_slots(values))
+        delivered = as_int(values.get(DELIVERED_KEY))
         if delivered is None:  # nothing was delivered, or this debate predates the record of it
             delivered = events[-1].seq if recorded and events else 0
         shown: dict[str, tuple[Post, ...]] = {}
@@ -178,7 +153,7 @@ class DiscordSink:
         for slot, sent in recorded.items():
             posts = shown.get(slot)
             known = list(posts) if posts is not None and len(posts) == len(sent) else [UNSEEN] * len(sent)
-            self._slots[slot] = _Slot(list(sent), known)
+            self._slots[slot] = Slot(list(sent), known)
         self._view.mark_shown(self._slots)
         open_cards: list[OpenCard] = []
         for vote_id, event in started.items():
@@ -204,9 +179,7 @@ class DiscordSink:
             if not handle.done:
                 await handle.stop("the debate thread was deleted")
             return
-        for ballot in list(self._ballots.values()):
-            if not self._buttons:  # button votes are in the log already; reactions may have changed
-                await ballot.sync()
+        await self._ballots.sync()
 
     async def finish(self) -> None:
         """Wait until everything queued is delivered, then close (a debate the core closed itself)."""
@@ -225,10 +198,7 @@ class DiscordSink:
     async def aclose(self) -> None:
         self._closed = True
         await self._queue.aclose()
-        for vote_id in list(self._ballots):
-            for message_id in self._message_ids(vote_slot(vote_id)):
-                self._cards.untrack(message_id)
-        self._ballots.clear()
+        self._ballots.untrack_all()
 
     # --- the worker ----------------------------------------------------------------------------
 
@@ -338,7 +308,7 @@ class DiscordSink:
         await self._show(update)
 
     async def _show(self, show: Show) -> None:
-        slot = self._slots.setdefault(show.slot, _Slot())
+        slot = self._slots.setdefault(show.slot, Slot())
         before = list(slot.messages)
         try:
             for i, post in enumerate(show.posts):
@@ -361,31 +331,17 @@ class DiscordSink:
     # --- what follows an event: ballots, the end -------------------------------------------------
 
     def _open_ballot(self, event: VotingStarted) -> CardBallot | None:
-        ids = self._message_ids(vote_slot(event.vote_id))
-        if event.humans == "off" or not ids:
-            return None
-        ballot = self._ballots.get(event.vote_id)
-        if ballot is None:
-            ballot = self._ballots[event.vote_id] = CardBallot(event.vote_id, event.options, self._handle)
-            self._cards.track(ids[0], ballot)
-        return ballot
+        return self._ballots.open(event, self._message_ids(vote_slot(event.vote_id)))
 
     async def _follow_up(self, event: Event) -> None:
         if isinstance(event, DebateStarted | DebateCompleted):  # the opening card's buttons
             await self._opening_buttons(live=isinstance(event, DebateStarted))
-        if isinstance(event, HumanVoteOpened) and self._buttons:
-            self._button_options[event.vote_id] = event.options
-            await self._ballot_buttons(event.vote_id, closed=False)
-        elif isinstance(event, HumanVoteOpened):
-            opened = self._ballots.get(event.vote_id)
-            if opened is not None:
-                await opened.window_opened_for(event.options)
+        if isinstance(event, HumanVoteOpened):
+            ids = self._message_ids(vote_slot(event.vote_id))
+            await self._ballots.window_opened(event, ids, self._debate_id)
         elif isinstance(event, VotingClosed):
-            if self._buttons and event.vote_id in self._button_options:
-                await self._ballot_buttons(event.vote_id, closed=True)
-            if self._ballots.pop(event.vote_id, None) is not None:
-                for message_id in self._message_ids(vote_slot(event.vote_id)):
-                    self._cards.untrack(message_id)
+            ids = self._message_ids(vote_slot(event.vote_id))
+            await self._ballots.closed(event.vote_id, ids, self._debate_id)
         elif isinstance(event, DebateCompleted):
             for show in self._throttle.take_all():
                 await self._guarded(show)
@@ -395,12 +351,6 @@ class DiscordSink:
         ids = self._message_ids(OPENING)
         if ids and self._debate_id is not None:
             await show_controls(self._thread, ids[0], self._debate_id, live=live)
-
-    async def _ballot_buttons(self, vote_id: str, *, closed: bool) -> None:
-        ids = self._message_ids(vote_slot(vote_id))
-        if ids and self._debate_id is not None:
-            options = self._button_options[vote_id]
-            await show_buttons(self._thread, ids[0], self._debate_id, vote_id, options, closed=closed)
 
     async def _thread_gone(self, reason: str) -> None:
         """Nothing can be shown any more: stop the debate (no more model calls for nobody)."""
@@ -427,15 +377,3 @@ def _route(op: Op) -> str:
 def _cancelling() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
-
-
-def _as_int(text: str | None) -> int | None:
-    return int(text) if text is not None and text.strip().isdigit() else None
-
-
-def _recorded_slots(values: Mapping[str, str]) -> Iterator[tuple[str, list[Sent]]]:
-    for key, value in values.items():
-        if key.startswith(SLOT_KEY) and value:
-            sent = [Sent.decode(part) for part in value.split(",")]
-            if all(s is not None for s in sent):
-                yield key.removeprefix(SLOT_KEY), [s for s in sent if s is not None]
