@@ -8,6 +8,7 @@ from typing import Any
 
 from discord.utils import escape_markdown
 
+from adapters.card_text import either, plural
 from adapters.discord.render.ops import Card, CardAuthor, CardField, Post
 from core.events import (
     DebateCompleted,
@@ -108,18 +109,8 @@ def timestamp(at: datetime, style: str = "R") -> str:
 # --- opening and closing ----------------------------------------------------------------------
 
 
-def plural(count: int, word: str) -> str:
-    """`1 turn`, `2 turns`, `3 switches`."""
-    if count == 1:
-        return f"1 {word}"
-    return f"{count:,} {word}{'es' if word.endswith(('ch', 'sh', 's')) else 's'}"
-
-
 def _options_text(options: Sequence[VoteOption], joiner: str = "or") -> str:
-    labels = [f"{o.emoji} {o.label.lower()}" for o in options]
-    if len(labels) < 2:
-        return "".join(labels)
-    return f"{', '.join(labels[:-1])} {joiner} {labels[-1]}"
+    return either([f"{o.emoji} {o.label.lower()}" for o in options], joiner)
 
 
 def _within(settings: Mapping[str, Any]) -> str:

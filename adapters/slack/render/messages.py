@@ -29,7 +29,7 @@ SLASH_CARRIES_NO_FILES = (
 )
 VOTE_HINT = (
     "Vote by reacting on the vote cards in the debate's thread: one vote each, your newest reaction"
-    " counts, and removing it withdraws your vote."
+    " still on the card counts, and removing your last one withdraws your vote."
 )
 
 

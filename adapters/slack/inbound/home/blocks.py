@@ -27,7 +27,8 @@ HOW_TO = (
     " `/debate <topic>`, or `@Rostra debate <topic> format=oxford rounds=2`.\n"
     "• *From a message:* its ⋮ menu → _Debate this message_ (the message becomes the topic).\n"
     "• *Follow it:* the opening card's Status, Stop and Transcript buttons, or `@Rostra status`.\n"
-    "• *Vote:* react on the vote cards in the thread; one vote each, your newest reaction counts.\n"
+    "• *Vote:* react on the vote cards in the thread; one vote each, your newest reaction still on the"
+    " card counts.\n"
     "• *Documents:* choose the panel format and attach one text or Markdown file per panellist."
 )
 DM_ANSWER = (
