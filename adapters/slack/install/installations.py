@@ -2,8 +2,9 @@
 flight: slack_sdk's async store interfaces, implemented on Rostra's SQLite file (own tables).
 
 `InstallationStore` is the interface the rest of the adapter uses (slack_sdk's
-`AsyncInstallationStore`, which Bolt's OAuth flow and authorization call). `SQLiteInstallationStore`
-is the SQLite implementation; `adapters.slack.install.installations_pg` has the Postgres one (same methods).
+`AsyncInstallationStore`, which Bolt's OAuth flow and authorization call). The stores are written
+once over a few SQL calls (`Sql`); `_SQLite` runs them on the SQLite file, and
+`adapters.slack.install.installations_pg` on Postgres.
 Tokens are secrets: they are never logged, and a workspace's row is deleted when it uninstalls the
 app or revokes its tokens.
 """
@@ -13,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import aiosqlite
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
@@ -31,19 +33,36 @@ InstallationStore = AsyncInstallationStore
 """The interface: slack_sdk's async installation store (save, find_bot, find_installation, delete_*)."""
 
 STATE_SECONDS = 600  # an install link's `state` is good for ten minutes
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS slack_installations (
     enterprise_id TEXT NOT NULL DEFAULT '',
     team_id TEXT NOT NULL DEFAULT '',
-    installed_at REAL NOT NULL,
+    installed_at DOUBLE PRECISION NOT NULL,
     data TEXT NOT NULL,
     PRIMARY KEY (enterprise_id, team_id)
 );
 CREATE TABLE IF NOT EXISTS slack_oauth_states (
     state TEXT PRIMARY KEY,
-    expires_at REAL NOT NULL
+    expires_at DOUBLE PRECISION NOT NULL
 );
 """
+_PARAMETER = re.compile(r"\$\d+")
+
+
+class Sql(Protocol):
+    """What the stores need of a database; statements are written with `$1, $2, …` parameters."""
+
+    async def execute(self, sql: str, *args: Any) -> None: ...
+
+    async def execute_all(self, *statements: tuple[str, tuple[Any, ...]]) -> None:
+        """The statements in one transaction."""
+
+    async def fetchval(self, sql: str, *args: Any) -> Any:
+        """The first column of the first row (None without a row); a writing statement is committed."""
+
+    async def column(self, sql: str) -> list[Any]: ...
+
+    async def close(self) -> None: ...
 
 
 def _plain(value: Any) -> Any:
@@ -71,10 +90,31 @@ class _SQLite:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = await aiosqlite.connect(self.path)
                 await conn.execute("PRAGMA busy_timeout=5000")
-                await conn.executescript(_SCHEMA)
+                await conn.executescript(SCHEMA)
                 await conn.commit()
                 self._conn = conn
             return self._conn
+
+    async def execute(self, sql: str, *args: Any) -> None:
+        await self.execute_all((sql, args))
+
+    async def execute_all(self, *statements: tuple[str, tuple[Any, ...]]) -> None:
+        conn = await self.conn()
+        for sql, args in statements:
+            await conn.execute(_PARAMETER.sub("?", sql), args)
+        await conn.commit()
+
+    async def fetchval(self, sql: str, *args: Any) -> Any:
+        conn = await self.conn()
+        async with conn.execute(_PARAMETER.sub("?", sql), args) as cur:
+            row = await cur.fetchone()
+        await conn.commit()
+        return None if row is None else row[0]
+
+    async def column(self, sql: str) -> list[Any]:
+        conn = await self.conn()
+        async with conn.execute(sql) as cur:
+            return [r[0] for r in await cur.fetchall()]
 
     async def close(self) -> None:
         async with self._lock:
@@ -109,11 +149,11 @@ class WholeInstallations(AsyncInstallationStore):
         await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
 
 
-class SQLiteInstallationStore(WholeInstallations):
+class SqlInstallationStore(WholeInstallations):
     """Installations in the `slack_installations` table: one row per workspace (or org)."""
 
-    def __init__(self, path: Path | str) -> None:
-        self._db = _SQLite(Path(path))
+    def __init__(self, db: Sql) -> None:
+        self._db = db
 
     @property
     def logger(self) -> logging.Logger:
@@ -122,13 +162,14 @@ class SQLiteInstallationStore(WholeInstallations):
     async def async_save(self, installation: Installation) -> None:
         data = {k: _plain(v) for k, v in installation.to_dict_for_copying().items()}
         key = _key(installation.enterprise_id, installation.team_id, installation.is_enterprise_install)
-        conn = await self._db.conn()
-        await conn.execute(
-            "INSERT OR REPLACE INTO slack_installations (enterprise_id, team_id, installed_at, data)"
-            " VALUES (?, ?, ?, ?)",
-            (*key, float(installation.installed_at), json.dumps(data)),
+        await self._db.execute(
+            "INSERT INTO slack_installations (enterprise_id, team_id, installed_at, data)"
+            " VALUES ($1, $2, $3, $4) ON CONFLICT (enterprise_id, team_id)"
+            " DO UPDATE SET installed_at = EXCLUDED.installed_at, data = EXCLUDED.data",
+            *key,
+            float(installation.installed_at),
+            json.dumps(data),
         )
-        await conn.commit()
         log.info("Slack workspace %s installed Rostra", installation.team_id or installation.enterprise_id)
 
     async def async_find_installation(
@@ -139,41 +180,36 @@ class SQLiteInstallationStore(WholeInstallations):
         user_id: str | None = None,
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
-        conn = await self._db.conn()
-        key = _key(enterprise_id, team_id, is_enterprise_install)
-        async with conn.execute(
-            "SELECT data FROM slack_installations WHERE enterprise_id = ? AND team_id = ?", key
-        ) as cur:
-            row = await cur.fetchone()
-        if row is None:
-            return None
-        return Installation(**json.loads(row[0]))
+        data = await self._db.fetchval(
+            "SELECT data FROM slack_installations WHERE enterprise_id = $1 AND team_id = $2",
+            *_key(enterprise_id, team_id, is_enterprise_install),
+        )
+        return None if data is None else Installation(**json.loads(data))
 
     async def async_delete_installation(
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
     ) -> None:
-        conn = await self._db.conn()
-        await conn.execute(
-            "DELETE FROM slack_installations WHERE enterprise_id = ? AND team_id = ?",
-            (enterprise_id or "", team_id or ""),
+        await self._db.execute(
+            "DELETE FROM slack_installations WHERE enterprise_id = $1 AND team_id = $2",
+            enterprise_id or "",
+            team_id or "",
         )
-        await conn.commit()
 
     async def teams(self) -> list[str]:
         """The workspaces that have Rostra installed."""
-        conn = await self._db.conn()
-        async with conn.execute("SELECT team_id FROM slack_installations ORDER BY installed_at") as cur:
-            return [str(r[0]) for r in await cur.fetchall() if r[0]]
+        teams = await self._db.column("SELECT team_id FROM slack_installations ORDER BY installed_at")
+        return [str(team) for team in teams if team]
 
     async def close(self) -> None:
         await self._db.close()
 
 
-class SQLiteOAuthStateStore(AsyncOAuthStateStore):
-    """The `state` of each install link, used once (a replayed or stale redirect is refused)."""
+class SqlOAuthStateStore(AsyncOAuthStateStore):
+    """The `state` of each install link, used once (a replayed or stale redirect is refused), by
+    whichever worker gets the redirect."""
 
-    def __init__(self, path: Path | str, expiration_seconds: int = STATE_SECONDS) -> None:
-        self._db = _SQLite(Path(path))
+    def __init__(self, db: Sql, expiration_seconds: int = STATE_SECONDS) -> None:
+        self._db = db
         self._ttl = expiration_seconds
 
     @property
@@ -182,28 +218,25 @@ class SQLiteOAuthStateStore(AsyncOAuthStateStore):
 
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
         state = uuid.uuid4().hex
-        conn = await self._db.conn()
         now = time.time()
-        await conn.execute("DELETE FROM slack_oauth_states WHERE expires_at < ?", (now,))
-        await conn.execute("INSERT INTO slack_oauth_states VALUES (?, ?)", (state, now + self._ttl))
-        await conn.commit()
+        await self._db.execute_all(
+            ("DELETE FROM slack_oauth_states WHERE expires_at < $1", (now,)),
+            ("INSERT INTO slack_oauth_states VALUES ($1, $2)", (state, now + self._ttl)),
+        )
         return state
 
     async def async_consume(self, state: str) -> bool:
-        conn = await self._db.conn()
-        async with conn.execute(
-            "DELETE FROM slack_oauth_states WHERE state = ? RETURNING expires_at", (state,)
-        ) as cur:
-            row = await cur.fetchone()
-        await conn.commit()
-        return row is not None and float(row[0]) >= time.time()
+        expires = await self._db.fetchval(
+            "DELETE FROM slack_oauth_states WHERE state = $1 RETURNING expires_at", state
+        )
+        return expires is not None and float(expires) >= time.time()
 
     async def close(self) -> None:
         await self._db.close()
 
 
 class OAuthStores:
-    """The installations and the OAuth states, on one SQLite file."""
+    """The installations and the OAuth states, on one database."""
 
     def __init__(self, installations: InstallationStore, states: AsyncOAuthStateStore) -> None:
         self.installations = installations
@@ -211,7 +244,7 @@ class OAuthStores:
 
     @classmethod
     def sqlite(cls, path: Path | str) -> OAuthStores:
-        return cls(SQLiteInstallationStore(path), SQLiteOAuthStateStore(path))
+        return cls(SqlInstallationStore(_SQLite(Path(path))), SqlOAuthStateStore(_SQLite(Path(path))))
 
     async def close(self) -> None:
         for store in (self.installations, self.states):
