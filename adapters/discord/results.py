@@ -10,27 +10,11 @@ import discord
 
 from adapters.discord.controls import controls_view, transcript_view
 from adapters.discord.delivery.sender import NO_MENTIONS
+from adapters.discord.render.results import card_result, result_message
 from adapters.host import Host
-from adapters.results import Announcements, DebateResult, result_of
-from adapters.results import result_message as _result_message
+from adapters.results import Announcements, result_of
 
 log = logging.getLogger(__name__)
-
-
-def result_message(result: DebateResult, thread_id: int) -> str:
-    escape = discord.utils.escape_markdown
-    return _result_message(
-        result,
-        head=f"🏁 **Debate over: {escape(result.topic)}**",
-        italic=lambda text: f"*{text}*",
-        escape=escape,
-        link=f"The whole debate: <#{thread_id}>",
-    )
-
-
-def card_result(result: DebateResult) -> str:
-    """The line added to the start card."""
-    return f"🏁 {result.decision or result.ending.capitalize()}"
 
 
 async def public_card(

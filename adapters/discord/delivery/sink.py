@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import discord
 
+from adapters.delivery.card_reports import CardReports
 from adapters.delivery.queue import DeliveryQueue
 from adapters.discord.ballots.reactions import CardBallot, CardRegistry
 from adapters.discord.ballots.thread import OpenCard, ThreadBallots
@@ -56,8 +57,6 @@ THREAD_GONE = {
 MIN_EDIT_INTERVAL = 1.0
 """A persona's streamed text is edited at most once a second, whatever the config says."""
 GLOBAL = "global"
-CARD_RETRY_AFTER = 1.0
-"""Seconds before a vote card that could not be posted is tried once more."""
 
 
 class DiscordSink:
@@ -98,7 +97,7 @@ class DiscordSink:
         )
         self._slots: dict[str, Slot] = {}
         self._handle: DebateHandle | None = None
-        self._card_reports: dict[str, bool] = {}  # vote id → its card was shown (reported to the debate)
+        self._card_reports = CardReports()  # vote cards shown, told to the debate
         self._closed = False
         self._failing: set[str] = set()  # routes ("webhook", "bot") whose last call failed 5xx/429
         self._notices: dict[str, tuple[Sent, int]] = {}  # kind of failure → its notice, how many
@@ -113,8 +112,7 @@ class DiscordSink:
         self._handle = handle
         self._debate_id = handle.debate_id
         self._ballots.bind(handle)
-        for vote_id, shown in self._card_reports.items():
-            handle.vote_card_shown(vote_id, shown)
+        self._card_reports.attach(handle)
 
     def _message_ids(self, slot: str) -> list[int]:
         return [m.id for m in self._slots[slot].messages] if slot in self._slots else []
@@ -163,7 +161,7 @@ class DiscordSink:
             ballot = self._open_ballot(event)
             if ballot is not None:
                 open_cards.append(OpenCard(vote_id, ids[0], ballot))
-                self._card_reports[vote_id] = True  # shown before the restart
+                self._card_reports.shown_before(vote_id)
         return open_cards
 
     def catch_up(self) -> None:
@@ -224,20 +222,21 @@ class DiscordSink:
         record_delivery("discord", event, since=self._metered_since)  # delivery lag (adapters.metering)
 
     async def _card_shown(self, event: VotingStarted, ops: list[Op]) -> None:
-        """Tell the debate whether people can see the vote card and its ballot (the window opens
-        then); a card that did not get through is tried once more first, ahead of anything else."""
         slot = vote_slot(event.vote_id)
-        if not self._message_ids(slot) and not self._closed:
-            await asyncio.sleep(CARD_RETRY_AFTER)
+
+        async def post_again() -> None:
             for op in ops:
                 if op.slot == slot:
                     await self._guarded(op)
             if self._message_ids(slot):
                 self._open_ballot(event)
-        shown = bool(self._message_ids(slot))
-        self._card_reports[event.vote_id] = shown
-        if self._handle is not None:
-            self._handle.vote_card_shown(event.vote_id, shown)
+
+        def is_up() -> bool:
+            return bool(self._message_ids(slot))
+
+        await self._card_reports.report(
+            event.vote_id, is_up=is_up, post_again=None if self._closed else post_again
+        )
 
     async def _guarded(self, op: Op) -> None:
         """Apply one operation. discord.py has already retried what was worth retrying (429, 5xx):

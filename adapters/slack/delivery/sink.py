@@ -22,6 +22,7 @@ from datetime import datetime
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.delivery.card_reports import CardReports
 from adapters.delivery.queue import DeliveryQueue
 from adapters.metering import record_delivery
 from adapters.slack.ballots.countdown import Countdowns
@@ -61,7 +62,6 @@ FATAL_ERRORS = frozenset(
         "no_permission",
     }
 )
-CARD_RETRY_AFTER = 1.0  # seconds before a vote card that could not be posted is tried once more
 DELIVERED = "delivered"  # binding key: the seq of the last event the thread was fully shown
 
 
@@ -148,7 +148,7 @@ class SlackSink:
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
-        self._card_reports: dict[str, bool] = {}  # vote id → its card was shown (reported to the debate)
+        self._card_reports = CardReports()  # vote cards shown, told to the debate
         self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
         self._countdowns = Countdowns(  # "about … left" on open vote cards, in people's time
             clock or RealClock(), lambda vote_id, now: self._queue.put(_Countdown(vote_id, now))
@@ -183,7 +183,7 @@ class SlackSink:
             if isinstance(event, VotingStarted):
                 self._card_posted(event)
                 if vote_key(event.vote_id) in self._sender.ts_of:
-                    self._card_reports[event.vote_id] = True  # shown before the restart
+                    self._card_reports.shown_before(event.vote_id)
         self._queue.put(_Resumed())
 
     async def stop(self, reason: str) -> None:
@@ -195,8 +195,7 @@ class SlackSink:
         """Start delivering once the debate has a handle (events queued before are kept)."""
         self._handle = handle
         self._votes.attach(handle)
-        for vote_id, shown in self._card_reports.items():
-            handle.vote_card_shown(vote_id, shown)
+        self._card_reports.attach(handle)
         self._start(on_finished)
         self._watch = asyncio.create_task(self._watch_end(handle), name=f"slack-sink-end-{handle.debate_id}")
 
@@ -286,20 +285,21 @@ class SlackSink:
             await self._count_reactions_on_card(event.vote_id, [o.key for o in event.options])
 
     async def _card_shown(self, event: VotingStarted, ops: list[Op]) -> None:
-        """Tell the debate whether people can see the vote card and its ballot (the window opens
-        then); a card that did not get through is tried once more first, ahead of anything else."""
         if event.humans == "off":
             return
         key = vote_key(event.vote_id)
-        if key not in self._sender.ts_of and not self._gave_up:
-            await asyncio.sleep(CARD_RETRY_AFTER)
+
+        async def post_again() -> None:
             for op in ops:
                 if isinstance(op, Post) and op.key == key:
                     await self._send(op)
-        shown = key in self._sender.ts_of
-        self._card_reports[event.vote_id] = shown
-        if self._handle is not None:
-            self._handle.vote_card_shown(event.vote_id, shown)
+
+        def is_up() -> bool:
+            return key in self._sender.ts_of
+
+        await self._card_reports.report(
+            event.vote_id, is_up=is_up, post_again=None if self._gave_up else post_again
+        )
 
     def _card_posted(self, event: VotingStarted) -> None:
         ts = self._sender.ts_of.get(vote_key(event.vote_id))
