@@ -15,6 +15,7 @@ from adapters.discord.launch import PLATFORM, Launcher, StartRequest
 from adapters.discord.render import messages
 from adapters.discord.render.cards import clip, personas_card
 from adapters.host import Host
+from adapters.stored_debates import latest_debate, named_debate
 from core.formats import FORMATS
 from core.ports import DebateRecord
 from core.session import DebateHandle
@@ -111,29 +112,26 @@ class DebateCommands:
         """The debate asked for (in this server only), else the latest one of this channel or thread."""
         guild_id = str(interaction.guild_id)
         if debate_id:
-            record = await self.rt.store.get_debate(debate_id.strip())
-            ok = (
-                record is not None
-                and record.binding.platform == PLATFORM
-                and record.binding.scope == guild_id
-            )
-            if record is None or not ok:
+            record = await named_debate(self.rt, debate_id, platform=PLATFORM, scope=guild_id)
+            if record is None:
                 return None
             return record if await self._may_read(interaction, record) else None
-        channel_id = interaction.channel_id
-        found = self._here(channel_id)
+        found = self._here(interaction.channel_id)
         if found is not None:
             return await self.rt.store.get_debate(found[0].debate_id)
-        here = str(channel_id)
-        for record in await self.rt.store.list_debates(TRANSCRIPT_SEARCH):
-            if record.binding.platform != PLATFORM or record.binding.scope != guild_id:
-                continue
-            if record.binding.channel == here:
-                return record
-            values = await self.rt.store.binding_values(record.id)
-            if values.get("discord.origin_id") == here:
-                return record
-        return None
+        here = str(interaction.channel_id)
+
+        async def started_here(record: DebateRecord) -> bool:
+            return (await self.rt.store.binding_values(record.id)).get("discord.origin_id") == here
+
+        return await latest_debate(
+            self.rt,
+            platform=PLATFORM,
+            scope=guild_id,
+            channel=here,
+            started_here=started_here,
+            recent=TRANSCRIPT_SEARCH,
+        )
 
     async def transcript_choices(
         self, interaction: discord.Interaction, current: str

@@ -5,11 +5,11 @@ from __future__ import annotations
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
+from adapters.stored_debates import latest_debate, named_debate
 from core.ports import DebateRecord
 from core.transcript import to_markdown
 
 PLATFORM = "slack"
-RECENT = 200
 
 
 async def find_record(rt: Host, *, team: str, channel: str, debate_id: str | None) -> DebateRecord | None:
@@ -20,19 +20,12 @@ async def find_record(rt: Host, *, team: str, channel: str, debate_id: str | Non
     they may not be able to see.
     """
     if debate_id:
-        record = await rt.store.get_debate(debate_id)
-        if record is None or record.binding.platform != PLATFORM or record.binding.scope != team:
+        record = await named_debate(rt, debate_id, platform=PLATFORM, scope=team)
+        if record is None:
             return None
         where = await rt.store.binding_values(record.id)
         return record if (where.get("channel") or record.binding.channel) == channel else None
-    handle = rt.manager.find(platform=PLATFORM, channel=channel)
-    if handle is not None:
-        return await rt.store.get_debate(handle.debate_id)
-    for record in await rt.store.list_debates(RECENT):
-        b = record.binding
-        if b.platform == PLATFORM and b.scope == team and b.channel == channel:
-            return record
-    return None
+    return await latest_debate(rt, platform=PLATFORM, scope=team, channel=channel)
 
 
 async def attach_transcript(rt: Host, client: AsyncWebClient, record: DebateRecord) -> None:
