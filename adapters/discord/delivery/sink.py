@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import discord
 
-from adapters.delivery.card_reports import CardReports
 from adapters.delivery.queue import DeliveryQueue
+from adapters.delivery.thread_sink import ThreadSink
 from adapters.discord.ballots.reactions import CardBallot, CardRegistry
 from adapters.discord.ballots.thread import OpenCard, ThreadBallots
 from adapters.discord.controls import show_controls
@@ -59,10 +59,7 @@ MIN_EDIT_INTERVAL = 1.0
 GLOBAL = "global"
 
 
-class DiscordSink:
-    reports_cards_shown = True
-    """The debate's vote windows open when this sink reports their card visible (`_report_card`)."""
-
+class DiscordSink(ThreadSink):
     def __init__(
         self,
         *,
@@ -74,7 +71,7 @@ class DiscordSink:
         cards: CardRegistry,
         on_finished: Callable[[str], None],
     ) -> None:
-        self._debate_id: str | None = None
+        super().__init__(store)
         self._sender = Sender(
             thread=thread, webhooks=webhooks, owner_id=owner_id, settings=settings, remember=self._remember
         )
@@ -82,7 +79,6 @@ class DiscordSink:
         buttons = settings.ballot == "buttons"  # button ballots (adapters/discord/ballots/buttons.py)
         self._ballots = ThreadBallots(thread, cards, buttons=buttons)
         self._view = DiscordView(streaming=settings.streaming, buttons=buttons)
-        self._store = store
         self._throttle = EditThrottle(settings.edit_interval, time.monotonic, persona_floor=MIN_EDIT_INTERVAL)
         self._rates = webhooks.rates
         self._parent_id = thread.parent_id
@@ -96,8 +92,6 @@ class DiscordSink:
             describe=lambda event: f"{event.kind} #{event.seq}",
         )
         self._slots: dict[str, Slot] = {}
-        self._handle: DebateHandle | None = None
-        self._card_reports = CardReports()  # vote cards shown, told to the debate
         self._closed = False
         self._failing: set[str] = set()  # routes ("webhook", "bot") whose last call failed 5xx/429
         self._notices: dict[str, tuple[Sent, int]] = {}  # kind of failure → its notice, how many
@@ -109,10 +103,8 @@ class DiscordSink:
 
     def attach(self, handle: DebateHandle) -> None:
         """The running debate (for votes and stop); set right after it starts or resumes."""
-        self._handle = handle
-        self._debate_id = handle.debate_id
+        self._bind(handle)
         self._ballots.bind(handle)
-        self._card_reports.attach(handle)
 
     def _message_ids(self, slot: str) -> list[int]:
         return [m.id for m in self._slots[slot].messages] if slot in self._slots else []
@@ -356,16 +348,7 @@ class DiscordSink:
         log.warning("debate %s: %s; stopping it", self._debate_id, reason)
         self._queue.clear()
         self._closed = True
-        if self._handle is not None and not self._handle.done:
-            await self._handle.stop(reason)
-
-    async def _remember(self, key: str, value: str) -> None:
-        if self._debate_id is None:
-            return
-        try:
-            await self._store.set_binding_value(self._debate_id, key, value)
-        except Exception:
-            log.exception("debate %s: could not record %s", self._debate_id, key)
+        await self.stop(reason)
 
 
 def _route(op: Op) -> str:

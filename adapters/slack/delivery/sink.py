@@ -22,8 +22,8 @@ from datetime import datetime
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.delivery.card_reports import CardReports
 from adapters.delivery.queue import DeliveryQueue
+from adapters.delivery.thread_sink import ThreadSink
 from adapters.metering import record_delivery
 from adapters.slack.ballots.countdown import Countdowns
 from adapters.slack.ballots.reactions import HumanVotes, read_card
@@ -95,10 +95,7 @@ class _Countdown:
 _Item = _Queued | _Resumed | _Countdown
 
 
-class SlackSink:
-    reports_cards_shown = True
-    """The debate's vote windows open when this sink reports their card visible (`_report_card`)."""
-
+class SlackSink(ThreadSink):
     def __init__(
         self,
         client: AsyncWebClient,
@@ -112,10 +109,10 @@ class SlackSink:
         debate_id: str | None = None,
         clock: Clock | None = None,
     ) -> None:
+        super().__init__(store, debate_id)
         self.channel = channel
         self.thread_ts = thread_ts
         self._client = client
-        self._store = store
         self._view = SlackView(
             streaming=settings.streaming,
             limit=settings.message_limit,
@@ -132,7 +129,6 @@ class SlackSink:
         self._throttle = EditThrottle(settings.edit_interval, asyncio.get_running_loop().time)
         self._rates = rates_of(client)
         self._votes = HumanVotes(bot_user_id=bot_user_id)
-        self._debate_id = debate_id
         self._on_finished: Callable[[SlackSink], None] | None = None
         self._queue: DeliveryQueue[_Item, Update] = DeliveryQueue(
             deliver=self._deliver_item,
@@ -144,19 +140,13 @@ class SlackSink:
             describe=_describe,
             on_stopped=self._finished,
         )
-        self._handle: DebateHandle | None = None
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
-        self._card_reports = CardReports()  # vote cards shown, told to the debate
         self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
         self._countdowns = Countdowns(  # "about … left" on open vote cards, in people's time
             clock or RealClock(), lambda vote_id, now: self._queue.put(_Countdown(vote_id, now))
         )
-
-    @property
-    def debate_id(self) -> str | None:
-        return self._handle.debate_id if self._handle is not None else self._debate_id
 
     @property
     def finished(self) -> bool:
@@ -186,16 +176,10 @@ class SlackSink:
                     self._card_reports.shown_before(event.vote_id)
         self._queue.put(_Resumed())
 
-    async def stop(self, reason: str) -> None:
-        """Ask the debate to end; it closes with its closing card."""
-        if self._handle is not None and not self._handle.done:
-            await self._handle.stop(reason)
-
     def attach(self, handle: DebateHandle, on_finished: Callable[[SlackSink], None]) -> None:
         """Start delivering once the debate has a handle (events queued before are kept)."""
-        self._handle = handle
+        self._bind(handle)
         self._votes.attach(handle)
-        self._card_reports.attach(handle)
         self._start(on_finished)
         self._watch = asyncio.create_task(self._watch_end(handle), name=f"slack-sink-end-{handle.debate_id}")
 
@@ -354,16 +338,6 @@ class SlackSink:
         if ts is not None:
             on_card = await read_card(self._client, self.channel, ts, what=f"debate {self.debate_id}")
             await self._votes.window_opened(vote_id, options, on_card)
-
-    async def _remember(self, key: str, value: str) -> None:
-        """Keep a delivery detail with the debate (a message's timestamp, a file sent): a resumed
-        debate needs them."""
-        if self.debate_id is None:
-            return
-        try:
-            await self._store.set_binding_value(self.debate_id, key, value)
-        except Exception:
-            log.exception("debate %s: could not store %s", self.debate_id, key)
 
     async def _shown(self, seq: int) -> None:
         """The thread has been shown every event up to `seq` (what a restart need not send again)."""
