@@ -55,8 +55,8 @@ class RostraBot(commands.Bot):
         launcher = Launcher(rt, self.desk, self.webhooks)
         self.debate_commands = DebateCommands(rt, self.desk, launcher)
         self.resumer = Resumer(self, rt, self.desk, self.webhooks)
-        self.resumer.results = launcher.results  # resumed debates' results too (results_post.py)
-        self.remote_votes = RemoteVotes(rt)  # votes on debates another process runs (remote_votes.py)
+        self.resumer.results = launcher.results  # resumed debates' results too (results.py)
+        self.remote_votes = RemoteVotes(rt)  # votes on debates another process runs (ballots/remote.py)
         self._resuming: asyncio.Task[None] | None = None
         self.tree.error(self._command_failed)
 

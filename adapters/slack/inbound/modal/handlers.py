@@ -165,7 +165,7 @@ def register_modal(app: AsyncApp, front: SlackFrontEnd) -> None:
         except (DebateError, AttachmentError) as exc:
             await ack(response_action="errors", errors={error_block(str(exc), view): str(exc)[:2000]})
             return
-        refusal = await front.refusal_for(request)  # bounded by the controller's check timeout
+        refusal = await front.refusal_for(request)  # bounded by launch's check timeout
         if refusal is not None:
             await ack(response_action="errors", errors={TOPIC_BLOCK: refusal[:2000]})
             return
