@@ -28,7 +28,7 @@ from adapters.metering import record_delivery
 from adapters.slack.ballots.countdown import Countdowns
 from adapters.slack.ballots.reactions import HumanVotes, read_card
 from adapters.slack.delivery.rates import rates_of
-from adapters.slack.delivery.sender import NETWORK_ERRORS as NETWORK_ERRORS  # also launch's, controls' and resume's
+from adapters.slack.delivery.sender import NETWORK_ERRORS as NETWORK_ERRORS  # used beside the sink
 from adapters.slack.delivery.sender import PersonaIdentity, SlackSender, api_error
 from adapters.slack.delivery.throttle import EditThrottle
 from adapters.slack.render.emoji import option_reactions

@@ -114,7 +114,7 @@ def _people_line(ballot: BallotView, *, buttons: bool = False, now: datetime | N
 def vote_card(
     ballot: BallotView, *, buttons: bool = False, now: datetime | None = None
 ) -> tuple[str, tuple[Block, ...]]:
-    """`buttons`: people vote with the card's buttons (adapters/slack/ballots/buttons/handlers.py), not reactions.
+    """`buttons`: people vote with the card's buttons (ballots/buttons/handlers.py), not reactions.
     `now`: the moment the card is drawn for; an open window then says how long is left."""
     started = ballot.started
     head = f"*🗳️ {escape(started.title)}*"
