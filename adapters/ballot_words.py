@@ -6,7 +6,7 @@ import re
 
 _EXACT = (
     (
-        "One vote each: your newest reaction counts; removing it withdraws your vote.",
+        "One vote each: your newest reaction still on the card counts.",
         "One vote each: your last click counts.",
     ),
     ("with one of their emoji", "on one of their buttons"),

@@ -7,13 +7,27 @@ council's decision), else the last vote's outcome (arena), else nothing but how 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from core.events import DebateCompleted, DebateStarted, Event, Verdict, VotingClosed
 
 SUMMARY_LIMIT = 200
+
+ENDINGS = {
+    "completed": "the debate ran its course",
+    "time_up": "time ran out",
+    "max_rounds": "all rounds were played",
+    "budget": "its budget was spent",
+    "stopped": "stopped",
+    "failed": "it hit an error",
+    "interrupted": "the bot shut down mid-debate",
+}
+"""How a debate ended (`DebateCompleted.reason`), in words, on every front end."""
 _SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.S)
 
 
@@ -61,8 +75,8 @@ class ResultTracker:
             return f"Last vote: {self._last_vote.decision_label}"
         return None
 
-    def result(self, endings: dict[str, str]) -> DebateResult | None:
-        """None while the debate runs. `endings`: reason → words (each front end has its own)."""
+    def result(self) -> DebateResult | None:
+        """None while the debate runs."""
         done = self._completed
         if done is None:
             return None
@@ -71,13 +85,55 @@ class ResultTracker:
             topic=self.topic,
             decision=self.decision if done.reason not in ("failed",) else None,
             summary=first_line(summary) if summary else "",
-            ending=done.detail or endings.get(done.reason, done.reason),
+            ending=done.detail or ENDINGS.get(done.reason, done.reason),
             completed=done.reason not in ("stopped", "failed", "interrupted"),
         )
 
 
-def result_of(events: Iterable[Event], endings: dict[str, str]) -> DebateResult | None:
+def result_of(events: Iterable[Event]) -> DebateResult | None:
     tracker = ResultTracker()
     for event in events:
         tracker.see(event)
-    return tracker.result(endings)
+    return tracker.result()
+
+
+def result_message(
+    result: DebateResult, *, head: str, italic: Callable[[str], str], escape: Callable[[str], str], link: str
+) -> str:
+    """What the channel is told when a debate ends: `head` (🏁 and the topic, in the platform's
+    markup), how it ended unless it ran its course, the decision, one line of summary, `link` to
+    the thread."""
+    if not result.completed:
+        head += f" ({escape(result.ending)})"
+    lines = [head]
+    if result.decision:
+        lines.append(f"🏆 {escape(result.decision)}")
+    if result.summary:
+        lines.append(italic(escape(result.summary)))
+    lines.append(link)
+    return "\n".join(lines)
+
+
+class Announcements:
+    """The result posts under way, each a task of its own: waited for at the end, or cancelled."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def start(self, post: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.create_task(post, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def wait(self) -> None:
+        """Until every result due has been posted."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -167,7 +167,7 @@ def application_id_from_token(token: str) -> int | None:
 
 
 def print_invite(args: argparse.Namespace) -> int:
-    from adapters.discord.permissions import invite_url
+    from adapters.discord.install.invite import invite_url
     from bot.config import load_secrets
 
     client_id: int | None = args.client_id

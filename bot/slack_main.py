@@ -23,7 +23,7 @@ from bot.startup import EXIT_CONFIG, check_models, unreachable
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
-    from adapters.slack.installations import OAuthStores
+    from adapters.slack.install.installations import OAuthStores
     from adapters.slack.settings import SlackSettings
     from bot.config import Config, Secrets
     from core.clock import Clock
@@ -198,14 +198,14 @@ def _not_the_unused_token_warning(record: logging.LogRecord) -> bool:
 def oauth_stores(config: Config, secrets: Secrets) -> OAuthStores | None:
     """The installation and OAuth-state stores when serving many workspaces, in Rostra's database:
     the SQLite file, or the Postgres database that every worker shares."""
-    from adapters.slack.installations import OAuthStores
+    from adapters.slack.install.installations import OAuthStores
     from core.storage.sqlite import sqlite_path
 
     if secrets.slack_client_id is None or secrets.slack_client_secret is None:
         return None
     url = config.storage.url
     if url.startswith(("postgresql://", "postgres://")):
-        from adapters.slack.installations_pg import postgres_stores
+        from adapters.slack.install.installations_pg import postgres_stores
 
         return postgres_stores(url)
     return OAuthStores.sqlite(sqlite_path(url))

@@ -12,9 +12,9 @@ from typing import Any
 
 import discord
 
-from adapters.discord.ballots import CardRegistry
-from adapters.discord.sink import DiscordSink
-from adapters.discord.webhooks import PersonaWebhooks
+from adapters.discord.ballots.reactions import CardRegistry
+from adapters.discord.delivery.sink import DiscordSink
+from adapters.discord.delivery.webhooks import PersonaWebhooks
 from bot.runtime import Runtime
 from core.clock import RealClock
 from core.ports import Binding

@@ -53,7 +53,7 @@ SLACK_TIME_FACTOR = 0.02
 
 @pytest.fixture(autouse=True)
 def _slack_limits_in_test_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    from adapters.slack import limits
+    from adapters.slack.delivery import rates as limits
 
     monkeypatch.setattr(limits, "TIER3", limits.scaled(limits.TIER3, SLACK_TIME_FACTOR))
     monkeypatch.setattr(

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from adapters.discord.bot import RostraBot
+    from adapters.discord.app import RostraBot
     from adapters.host import Host
 
 
 def create_bot(rt: Host) -> RostraBot:
-    """The `commands.Bot` for `rt`, not yet started (see `adapters.discord.bot.create_bot`)."""
-    from adapters.discord.bot import create_bot as _create_bot
+    """The `commands.Bot` for `rt`, not yet started (see `adapters.discord.app.create_bot`)."""
+    from adapters.discord.app import create_bot as _create_bot
 
     return _create_bot(rt)
 

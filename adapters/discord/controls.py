@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import discord
 
-from adapters.discord.sender import NO_MENTIONS
-
-if TYPE_CHECKING:
-    from adapters.discord.commands import DebateCommands
+from adapters.discord.delivery.sender import NO_MENTIONS
+from adapters.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +32,19 @@ STYLES = {
 EMOJIS = {STOP: "⏹️", STATUS: "📊", TRANSCRIPT: "📜"}
 ENDED = "This debate has ended. Its transcript is one click away: **Transcript**."
 CONFIRM_TEXT = "Stop the debate on **{topic}** now? Its closing card follows in the thread."
+
+
+class CardActions(Protocol):
+    """What the buttons do: the work of `/debate stop`, `status` and `transcript` (the bot's
+    command group provides it; the buttons find it on the client, so they import no command)."""
+
+    rt: Host
+
+    async def stop(self, interaction: discord.Interaction) -> None: ...
+
+    async def status(self, interaction: discord.Interaction) -> None: ...
+
+    async def transcript(self, interaction: discord.Interaction, debate_id: str | None) -> None: ...
 
 
 def custom_id(action: str, debate_id: str) -> str:
@@ -63,7 +74,7 @@ class CardButton(
         return cls(match["action"], match["debate"])
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        commands: DebateCommands | None = getattr(interaction.client, "debate_commands", None)
+        commands: CardActions | None = getattr(interaction.client, "debate_commands", None)
         if commands is None:  # not Rostra's bot: nothing to do
             return
         await press(commands, interaction, self.action, self.debate_id)
@@ -76,9 +87,7 @@ async def _tell(interaction: discord.Interaction, text: str, view: discord.ui.Vi
         await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS, view=view)
 
 
-async def press(
-    commands: DebateCommands, interaction: discord.Interaction, action: str, debate_id: str
-) -> None:
+async def press(commands: CardActions, interaction: discord.Interaction, action: str, debate_id: str) -> None:
     """One click: the transcript of any debate; stop and status only while it runs."""
     if action == TRANSCRIPT:
         await commands.transcript(interaction, debate_id)

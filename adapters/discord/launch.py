@@ -9,17 +9,17 @@ from typing import TYPE_CHECKING, cast
 
 import discord
 
-from adapters.discord import messages
 from adapters.discord.access import may_run_debates
-from adapters.discord.cards import clip
 from adapters.discord.controls import controls_view
-from adapters.discord.desk import DebateDesk, Running
-from adapters.discord.documents import read_document, read_documents
-from adapters.discord.permissions import missing_permissions
-from adapters.discord.results_post import START_CARD_KEY, DiscordResults, public_card
-from adapters.discord.sender import NO_MENTIONS
-from adapters.discord.sink import DiscordSink
-from adapters.discord.webhooks import PersonaWebhooks
+from adapters.discord.delivery.desk import DebateDesk, Running
+from adapters.discord.delivery.sender import NO_MENTIONS
+from adapters.discord.delivery.sink import DiscordSink
+from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.discord.inbound.documents import read_document, read_documents
+from adapters.discord.install.invite import missing_permissions
+from adapters.discord.render import messages
+from adapters.discord.render.cards import clip
+from adapters.discord.results import START_CARD_KEY, DiscordResults, public_card
 from adapters.host import Host
 from core.admission import Slot
 from core.documents import Document
@@ -143,7 +143,7 @@ class Launcher:
         )
         if request.has_files:  # that reply was private (files are checked late): the channel gets a card
             card = await public_card(plan.channel, messages.started(thread.id, spec.topic), debate_id)
-        # the result, when it ends, to this channel and on the card (adapters/discord/results_post.py)
+        # the result, when it ends, to this channel and on the card (adapters/discord/results.py)
         self.results.follow(debate_id, channel=plan.channel, thread_id=thread.id, card=card)
         if card is not None and not card.flags.ephemeral:
             await self.rt.store.set_binding_value(debate_id, START_CARD_KEY, f"{card.channel.id}:{card.id}")

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 
 import discord
 
-from adapters.discord.desk import DebateDesk, Running
+from adapters.discord.ballots.thread import OpenCard
+from adapters.discord.delivery.desk import DebateDesk, Running
+from adapters.discord.delivery.sink import DiscordSink
+from adapters.discord.delivery.slots import as_int
+from adapters.discord.delivery.webhooks import PersonaWebhooks
 from adapters.discord.launch import PLATFORM
-from adapters.discord.results_post import START_CARD_KEY, DiscordResults
-from adapters.discord.sink import DiscordSink, OpenCard
-from adapters.discord.webhooks import PersonaWebhooks
+from adapters.discord.results import START_CARD_KEY, DiscordResults
 from adapters.host import Host
 from core.ports import DebateRecord
 from core.session import DebateHandle
@@ -37,11 +39,7 @@ class Reattached:
     sink: DiscordSink
     thread_id: int
     origin_id: int
-    start_card: str | None = None  # `<channel id>:<message id>` (adapters/discord/results_post.py)
-
-
-def _as_int(text: str | None) -> int | None:
-    return int(text) if text is not None and text.strip().isdigit() else None
+    start_card: str | None = None  # `<channel id>:<message id>` (adapters/discord/results.py)
 
 
 class Resumer:
@@ -103,7 +101,7 @@ class Resumer:
 
     async def reattach(self, record: DebateRecord, values: dict[str, str]) -> Reattached | None:
         """A sink bound to the debate's thread and messages; None when the thread is gone."""
-        thread_id = _as_int(values.get(THREAD_KEY)) or _as_int(record.binding.channel)
+        thread_id = as_int(values.get(THREAD_KEY)) or as_int(record.binding.channel)
         me = self.client.user
         thread = await self._thread(thread_id) if thread_id is not None else None
         if thread is None or me is None:
@@ -126,7 +124,7 @@ class Resumer:
             for card in cards:
                 await self._restore_reactions(thread, card, state, me.id)
         sink.catch_up()
-        origin = _as_int(values.get(ORIGIN_KEY)) or thread.id
+        origin = as_int(values.get(ORIGIN_KEY)) or thread.id
         return Reattached(sink, thread.id, origin, values.get(START_CARD_KEY))
 
     async def _thread(self, thread_id: int) -> discord.Thread | None:
@@ -165,11 +163,11 @@ class Resumer:
         people: dict[str, tuple[str, list[str]]] = {}
         for reaction in message.reactions:
             emoji = str(reaction.emoji)
-            if card.ballot.ballot.choice_of(emoji) is None:
+            if card.ballot.emoji.key_of(emoji) is None:
                 continue
             with contextlib.suppress(discord.HTTPException):
                 async for user in reaction.users():
                     if user.bot or user.id == me:
                         continue
                     people.setdefault(str(user.id), (user.display_name, []))[1].append(emoji)
-        card.ballot.restore(people, voted, window)
+        card.ballot.restore_card(people, voted, window)

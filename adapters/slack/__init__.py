@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from adapters.host import Host
     from adapters.slack.app import SlackApp
-    from adapters.slack.installations import OAuthStores
+    from adapters.slack.install.installations import OAuthStores
 
 
 def create_app(

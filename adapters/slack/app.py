@@ -9,22 +9,22 @@ from pydantic import SecretStr
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.delivery.budget import Budgets
+from adapters.delivery.rates import RateWindows
 from adapters.host import Host
-from adapters.slack.ballot_flow import register_ballot_buttons
-from adapters.slack.card_buttons import register_card_buttons
-from adapters.slack.controller import SlackFrontEnd
+from adapters.slack.ballots.buttons.handlers import register_ballot_buttons
+from adapters.slack.controls.handlers import register_card_buttons
+from adapters.slack.delivery.metered import MeteredWebClient, counting_retries
+from adapters.slack.delivery.rates import share_rates, slack_limit
+from adapters.slack.delivery.retry import retry_handlers
 from adapters.slack.errors import SlackConfigError
-from adapters.slack.home_flow import register_home
-from adapters.slack.installations import OAuthStores
-from adapters.slack.limits import share_budgets, slack_limit
-from adapters.slack.listeners import register
-from adapters.slack.metered import MeteredWebClient, counting_retries
-from adapters.slack.modal_flow import register_modal
-from adapters.slack.oauth import oauth_settings, register_single_uninstall, register_uninstall
-from adapters.slack.retry import retry_handlers
+from adapters.slack.inbound.dispatch import SlackFrontEnd
+from adapters.slack.inbound.home.handlers import register_home
+from adapters.slack.inbound.listeners import register
+from adapters.slack.inbound.modal.handlers import register_modal
+from adapters.slack.install.installations import OAuthStores
+from adapters.slack.install.oauth import oauth_settings, register_single_uninstall, register_uninstall
+from adapters.slack.install.workspaces import WorkspaceFronts
 from adapters.slack.settings import SlackSettings
-from adapters.slack.workspaces import WorkspaceFronts
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
@@ -45,15 +45,15 @@ class SlackApp(AsyncApp):
 
 def make_web_client(token: str | None, settings: SlackSettings) -> AsyncWebClient:
     """A Web API client that waits out 429s (Retry-After) and retries dropped connections and 5xx
-    for the calls that are safe to repeat (see adapters/slack/retry.py); it reports requests, 429s
-    and retries (adapters.slack.metered)."""
-    budgets = Budgets(slack_limit)  # the workspace's rate budgets, shared by its debates
+    for the calls that are safe to repeat (see adapters/slack/delivery/retry.py); it reports requests, 429s
+    and retries (adapters.slack.delivery.metered)."""
+    rates = RateWindows(slack_limit)  # the workspace's rate windows, shared by its debates
     client = MeteredWebClient(
         token=token,
         base_url=settings.api_url.rstrip("/") + "/",
-        retry_handlers=[counting_retries(h) for h in retry_handlers(settings.rate_limit_retries, budgets)],
+        retry_handlers=[counting_retries(h) for h in retry_handlers(settings.rate_limit_retries, rates)],
     )
-    share_budgets(client, budgets)
+    share_rates(client, rates)
     return client
 
 

@@ -12,7 +12,7 @@ from slack_sdk.errors import SlackApiError
 
 from adapters.slack.app import SlackApp
 from adapters.slack.errors import SlackConfigError
-from adapters.slack.scopes import BOT_SCOPES, EVENTS_PATH
+from adapters.slack.install.scopes import BOT_SCOPES, EVENTS_PATH
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ class SlackSettings(BaseModel):
     api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL")
     streaming: bool = Field(
         False,
-        description="stream turns by chat.update (edits lose the persona name; uses the Tier 3 budget);"
+        description="stream turns by chat.update (edits lose the persona name; uses the Tier 3 rate limit);"
         " off posts each turn whole",
     )
     edit_interval: float = Field(1.0, ge=0.0, description="minimum seconds between updates of one message")

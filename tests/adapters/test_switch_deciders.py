@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from adapters.console.render import stats_line as console_line
-from adapters.discord.cards import stats_summary
-from adapters.slack.cards import stats_line
+from adapters.discord.render.cards import stats_summary
+from adapters.slack.render.cards import stats_line
 from core.models import Statistics
 from core.transcript import stats_table
 

@@ -15,8 +15,8 @@ import yaml
 from rich.console import Console
 
 from adapters.console.render import ConsoleView
-from adapters.discord.cards import closing_card as discord_closing
-from adapters.slack.cards import closing_card as slack_closing
+from adapters.discord.render.cards import closing_card as discord_closing
+from adapters.slack.render.cards import closing_card as slack_closing
 from bot.runtime import Runtime
 from core.clock import FakeClock
 from core.errors import AdmissionError

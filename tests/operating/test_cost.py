@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from adapters.console.render import stats_line as console_stats
-from adapters.discord.cards import closing_card as discord_closing
-from adapters.slack.cards import closing_card as slack_closing
+from adapters.discord.render.cards import closing_card as discord_closing
+from adapters.slack.render.cards import closing_card as slack_closing
 from core.events import DebateCompleted, TurnCompleted, VoteCast
 from tests.core.runs import run_debate
 

@@ -24,7 +24,7 @@ import pytest
 from simcord import ChannelHandle, Env, GuildHandle, HttpLogEntry, InteractionResult, MemberActor
 
 from adapters.discord import create_bot
-from adapters.discord.bot import RostraBot
+from adapters.discord.app import RostraBot
 from bot.runtime import Runtime
 from core.clock import RealClock
 from core.events import Event

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from adapters.discord.chunking import split_message
+from adapters.discord.render.chunking import split_message
 
 
 def _fences_balanced(chunk: str) -> bool:

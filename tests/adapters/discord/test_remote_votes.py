@@ -16,9 +16,9 @@ from typing import Any
 import discord
 import pytest
 
-from adapters.discord.ballots import CardRegistry
-from adapters.discord.sink import DiscordSink
-from adapters.discord.webhooks import PersonaWebhooks
+from adapters.discord.ballots.reactions import CardRegistry
+from adapters.discord.delivery.sink import DiscordSink
+from adapters.discord.delivery.webhooks import PersonaWebhooks
 from bot.runtime import Runtime
 from core.clock import RealClock
 from core.events import HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
@@ -94,6 +94,8 @@ async def test_a_reaction_reaching_the_other_process_counts_in_the_owners_debate
         await world.alice.react(ballot, emoji["replace"])  # her newer reaction replaces her vote
         await world.bob.unreact(ballot, emoji["keep"])  # and his is taken back
         await world.carol.react(ballot, emoji["replace"])
+        await world.carol.react(ballot, emoji["keep"])
+        await world.carol.unreact(ballot, emoji["keep"])  # her ❌ is still on the card: it counts again
         result = await asyncio.wait_for(handle.wait(), 30)
     events = await world.rt.store.events(handle.debate_id)  # the one database
     [closed] = [e for e in events if isinstance(e, VotingClosed)]
@@ -101,7 +103,8 @@ async def test_a_reaction_reaching_the_other_process_counts_in_the_owners_debate
     assert closed.decision == "replace"
     alice, carol = str(world.alice.id), str(world.carol.id)
     assert sorted(set(human_votes(events))) == sorted(
-        {(str(world.bob.id), "keep"), (alice, "keep"), (alice, "replace"), (carol, "replace")}
+        {(str(world.bob.id), "keep"), (alice, "keep"), (alice, "replace")}
+        | {(carol, "replace"), (carol, "keep")}
     )
     assert result.stats.human_votes == 2
     assert [e.seq for e in events] == list(range(1, len(events) + 1))  # one log, the owner's

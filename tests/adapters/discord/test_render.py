@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.discord.cards import as_bot_post
-from adapters.discord.outgoing import MESSAGE_LIMIT, CardAuthor, Op, Post, React, Show
-from adapters.discord.render import CLOSING, CURSOR, OPENING, DiscordView
+from adapters.discord.render.cards import as_bot_post
+from adapters.discord.render.events import CLOSING, CURSOR, OPENING, DiscordView
+from adapters.discord.render.ops import MESSAGE_LIMIT, CardAuthor, Op, Post, React, Show
 from bot.runtime import Runtime
 from core.clock import FakeClock
 from core.events import (

@@ -266,7 +266,9 @@ LONG_TURN = " ".join(["Streets-belong-to-people-and-not-to-parking-lots."] * 60)
 
 
 @pytest.mark.simcord(settle_timeout=2)
-@pytest.mark.rostra(script={**SCRIPT, "proposition": [LONG_TURN]}, model={"latency": 5, "max_tokens": {"turn": 4000}})
+@pytest.mark.rostra(
+    script={**SCRIPT, "proposition": [LONG_TURN]}, model={"latency": 5, "max_tokens": {"turn": 4000}}
+)
 async def test_a_partial_turn_over_two_messages_starts_over_in_the_first(world: World) -> None:
     await world.start(humans="off")
     await world.env.advance_time(5 * 16)  # 48 words: more than one message

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from adapters.discord.outgoing import Post, Show
-from adapters.discord.throttle import EditThrottle
+from adapters.discord.delivery.throttle import EditThrottle
+from adapters.discord.render.ops import Post, Show
 from core.models import PersonaRef
 
 

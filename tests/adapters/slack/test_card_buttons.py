@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from adapters.slack.card_buttons import ENDED
+from adapters.slack.controls.handlers import ENDED
 from core.events import DebateCompleted
 from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock

@@ -2,7 +2,7 @@
 
 import pytest
 
-from adapters.slack.commands import (
+from adapters.slack.inbound.commands import (
     Help,
     Invalid,
     Personas,

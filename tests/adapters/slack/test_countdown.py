@@ -1,5 +1,5 @@
 """A Slack vote card counts down while people may vote: Slack has no self-updating relative time
-for the future, so the sink edits the card at a few points (adapters/slack/windows.py), as interim
+for the future, so the sink edits the card at a few points (adapters/slack/ballots/windows.py), as interim
 edits, and stops when the window closes or the debate ends."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.limits import budgets_of
-from adapters.slack.ops import Update
-from adapters.slack.render import SlackView
-from adapters.slack.windows import countdown_edits, next_refresh, time_left
+from adapters.slack.ballots.windows import countdown_edits, next_refresh, time_left
+from adapters.slack.delivery.rates import rates_of
+from adapters.slack.render.events import SlackView
+from adapters.slack.render.ops import Update
 from core.events import HumanVoteOpened, VotingClosed, VotingStarted
 from core.models import VoteOption
 from testkit.slack_api import FakeSlack
@@ -210,7 +210,7 @@ async def test_a_short_budget_skips_the_countdown_not_the_closed_card(tmp_path: 
     async with open_harness(tmp_path, api, script=TIE, clock=clock, slack=slack_settings) as slack:
         slack.app.front.countdown_clock = ticks
         await _open_tie_window(slack, api)
-        edits = budgets_of(slack.app.front.client)["chat.update"]
+        edits = rates_of(slack.app.front.client)["chat.update"]
         edits.hits.extend([edits.now()] * 30)  # other debates used 30 of the workspace's 50 edits
         skipped = edits.skipped
         await ticks.wait_for_sleepers()

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slack.limits import BudgetedRateLimitRetryHandler
-from adapters.slack.retry import RepeatableConnectionErrorRetryHandler, RepeatableServerErrorRetryHandler
+from adapters.slack.delivery.rates import WindowedRateLimitRetryHandler
+from adapters.slack.delivery.retry import (
+    RepeatableConnectionErrorRetryHandler,
+    RepeatableServerErrorRetryHandler,
+)
 from core.events import DebateCompleted, DebateStarted, TurnCompleted, TurnStarted
 from testkit.slack_api import DROP, DROP_AFTER, FakeSlack
 from tests.adapters.slack.clocks import HeldClock
@@ -41,7 +44,7 @@ async def test_a_429_is_waited_out_and_the_message_still_arrives(
 async def test_the_client_retries_only_what_is_safe_to_repeat(slack: Harness) -> None:
     kinds = {type(h) for h in slack.app.client.retry_handlers}
     assert kinds == {
-        BudgetedRateLimitRetryHandler,
+        WindowedRateLimitRetryHandler,
         RepeatableConnectionErrorRetryHandler,
         RepeatableServerErrorRetryHandler,
     }

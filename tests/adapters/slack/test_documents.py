@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.attachments import DocumentFetcher
+from adapters.slack.inbound.documents import DocumentFetcher
 from core.documents import byte_limit
 from core.events import DebateStarted
 from testkit.slack_api import FakeSlack

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.text import escape
+from adapters.slack.render.text import escape
 from core.events import (
     Artifact,
     DebateCompleted,

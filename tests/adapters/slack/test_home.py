@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from adapters.slack.home import thread_link
+from adapters.slack.inbound.home.blocks import thread_link
 from tests.adapters.slack.conftest import ALICE, BOB, CHANNEL, Harness
 
 

@@ -5,8 +5,8 @@ import sys
 
 import yaml
 
-from adapters.slack.modal_flow import SHORTCUT_CALLBACK
-from adapters.slack.scopes import BOT_EVENTS, BOT_SCOPES, SLASH_COMMAND
+from adapters.slack.inbound.modal.handlers import SHORTCUT_CALLBACK
+from adapters.slack.install.scopes import BOT_EVENTS, BOT_SCOPES, SLASH_COMMAND
 from tests.helpers import REPO
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.modal import FORMAT_ACTION
+from adapters.slack.inbound.modal.blocks import FORMAT_ACTION
 from testkit.slack_api import FakeSlack
 from tests.adapters.slack.conftest import ALICE, BOB, CHANNEL, Harness, blocks_text, open_harness
 from tests.adapters.slack.interactive import block_actions, interact, message_shortcut, slash_alone, submit

@@ -21,8 +21,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.slack import create_app
 from adapters.slack.errors import SlackConfigError
-from adapters.slack.installations import OAuthStores
-from adapters.slack.workspaces import UNINSTALLED, WorkspaceFronts
+from adapters.slack.install.installations import OAuthStores
+from adapters.slack.install.workspaces import UNINSTALLED, WorkspaceFronts
 from bot.config import Secrets
 from bot.runtime import Runtime
 from core.events import DebateCompleted

@@ -14,8 +14,8 @@ import asyncpg
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.slack import create_app
-from adapters.slack.installations_pg import PostgresInstallationStore, postgres_stores
-from adapters.slack.workspaces import UNINSTALLED, WorkspaceFronts
+from adapters.slack.install.installations_pg import PostgresInstallationStore, postgres_stores
+from adapters.slack.install.workspaces import UNINSTALLED, WorkspaceFronts
 from bot.config import Secrets
 from bot.runtime import Runtime
 from bot.slack_main import oauth_stores

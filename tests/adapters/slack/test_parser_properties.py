@@ -8,10 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.commands import Invalid, Start, parse_command
-from adapters.slack.controller import SlackFrontEnd
-from adapters.slack.inbound import Request
-from adapters.slack.text import from_slack
+from adapters.slack.inbound.commands import Invalid, Start, parse_command
+from adapters.slack.inbound.dispatch import SlackFrontEnd
+from adapters.slack.inbound.requests import Request
+from adapters.slack.render.text import from_slack
 from bot.config import Secrets
 from bot.runtime import Runtime
 from core.errors import DebateError

@@ -15,7 +15,7 @@ from typing import Any
 from core.events import HumanVoteOpened, VoteCast, VotingClosed
 from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import ALICE, BOB, CAROL, Harness, open_harness
+from tests.adapters.slack.conftest import ALICE, BOB, CAROL, DAN, ERIN, Harness, open_harness
 from tests.adapters.slack.test_ballot_buttons import BUTTONS, click, has_buttons, vote_card
 from tests.adapters.slack.test_resume import TIE
 
@@ -59,21 +59,28 @@ async def test_reactions_delivered_to_the_other_worker_count_in_the_owners_debat
         await other.react(ALICE, "x", ts)  # her newer reaction is her vote
         await other.react(BOB, "white_check_mark", ts, added=False)  # his is taken back
         await other.react(CAROL, "x", ts)
+        await other.react(DAN, "white_check_mark", ts)
+        await other.react(DAN, "x", ts)
+        await other.react(DAN, "x", ts, added=False)  # his ✅ is still on the card: it counts again
+        await other.react(ERIN, "x", ts)  # votes are passed on in order: hers comes last
 
         def counted() -> bool:
             ballot = handle.state.ballots["v1"]
             held = {p: v.choice for p, v in ballot.human_votes.items()}
-            return held == {ALICE: "replace", CAROL: "replace"}
+            return held == {ALICE: "replace", CAROL: "replace", DAN: "keep", ERIN: "replace"}
 
         await api.wait_until(counted)
         await clock.release()
         await owner.settle()
         events = await owner.events(debate_id)
     [closed] = [e for e in events if isinstance(e, VotingClosed)]
-    assert closed.human_tally == {"keep": 0, "replace": 2}
+    assert closed.human_tally == {"keep": 1, "replace": 3}
     assert (closed.decision, closed.tie_broken_by) == ("replace", "humans")
     assert sorted(human_votes(events)) == sorted(  # each stored once, in the owner's log
-        [(BOB, "keep"), (ALICE, "keep"), (ALICE, "replace"), (CAROL, "replace")]
+        [
+            *[(BOB, "keep"), (ALICE, "keep"), (ALICE, "replace"), (CAROL, "replace")],
+            *[(DAN, "keep"), (DAN, "replace"), (DAN, "keep"), (ERIN, "replace")],
+        ]
     )
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from adapters.slack.home import thread_link
+from adapters.slack.inbound.home.blocks import thread_link
 from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import CHANNEL, SLOW_FIRST_TURN, Harness, blocks_text, open_harness

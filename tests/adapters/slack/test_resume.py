@@ -9,8 +9,8 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.ops import Post, Upload
-from adapters.slack.sender import PersonaIdentity, SlackSender
+from adapters.slack.delivery.sender import PersonaIdentity, SlackSender
+from adapters.slack.render.ops import Post, Upload
 from core.events import (
     HumanVoteOpened,
     Notice,

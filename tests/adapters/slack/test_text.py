@@ -2,7 +2,7 @@
 
 import pytest
 
-from adapters.slack.text import escape, from_slack, model_text, split_message, truncate
+from adapters.slack.render.text import escape, from_slack, model_text, split_message, truncate
 
 
 def test_escape_stops_mentions_and_links() -> None:

@@ -1,7 +1,7 @@
 """Interim edits are paced; the newest waiting edit of a message wins; final edits make it moot."""
 
-from adapters.slack.ops import Update
-from adapters.slack.throttle import EditThrottle
+from adapters.slack.delivery.throttle import EditThrottle
+from adapters.slack.render.ops import Update
 
 
 class Now:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slack.windows import span, with_platform_window
+from adapters.slack.ballots.windows import span, with_platform_window
 from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import blocks_text, open_harness

@@ -1,0 +1,90 @@
+"""Rate windows modelled on a platform's published limits, shared by every debate of one bot.
+
+A rate window is a sliding window (at most `limit` calls in any `per` seconds) named by what the platform
+limits: a Slack workspace's method (`chat.update`), a channel's posts, a Discord webhook. Work is
+prioritised: a final state (a turn's text, a vote card, a closing card) waits its turn (`take`);
+an interim state (streamed text, a running tally) goes only when the window has room to spare for
+finals (`try_take`), otherwise it is held and coalesced with the next one, or dropped when the final
+comes. A 429's Retry-After pauses the whole rate window (`pause`), not just the one call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+Limit = tuple[int, float]  # at most this many calls in any this many seconds
+
+
+def monotonic() -> float:
+    """`time.monotonic()`, looked up at each call (a simulator may make it virtual)."""
+    return time.monotonic()
+
+
+@dataclass
+class RateWindow:
+    limit: int
+    per: float
+    now: Callable[[], float] = monotonic
+    hits: list[float] = field(default_factory=list)
+    paused_until: float = 0.0
+    taken: int = 0
+    skipped: int = 0
+
+    def _wait(self, now: float, reserve: int = 0) -> float:
+        """Seconds until a call may go (0: now), keeping `reserve` calls of the window spare."""
+        self.hits = [t for t in self.hits if now - t < self.per]
+        if now < self.paused_until:
+            return self.paused_until - now
+        room = self.limit - reserve
+        if len(self.hits) < room:
+            return 0.0
+        if room <= 0:
+            return self.per
+        return self.hits[len(self.hits) - room] + self.per - now
+
+    def try_take(self, *, spare: float = 0.4) -> bool:
+        """For an interim state: take a call only if `spare` of the window stays free for finals."""
+        now = self.now()
+        if self._wait(now, reserve=int(self.limit * spare)) > 0:
+            self.skipped += 1
+            return False
+        self.hits.append(now)
+        self.taken += 1
+        return True
+
+    async def take(self) -> None:
+        """For a final state: wait for a free call (and for any pause), then take it."""
+        while (wait := self._wait(self.now())) > 0:  # noqa: ASYNC110 - sleeps exactly until a slot frees
+            await asyncio.sleep(wait)
+        self.note()
+
+    def note(self) -> None:
+        """Count a call made without waiting (its pacing is left to the SDK)."""
+        self.hits.append(self.now())
+        self.taken += 1
+
+    def pause(self, seconds: float) -> None:
+        """A 429 said wait `seconds`: nobody uses this rate window until then."""
+        self.paused_until = max(self.paused_until, self.now() + seconds)
+
+
+class RateWindows:
+    """The rate windows of one bot (one Slack workspace, one Discord application), by name; `limit_of`
+    maps a name to its published limit."""
+
+    def __init__(self, limit_of: Callable[[str], Limit]) -> None:
+        self._limit_of = limit_of
+        self._rates: dict[str, RateWindow] = {}
+
+    def __getitem__(self, name: str) -> RateWindow:
+        window = self._rates.get(name)
+        if window is None:
+            limit, per = self._limit_of(name)
+            window = self._rates[name] = RateWindow(limit, per)
+        return window
+
+    def items(self) -> list[tuple[str, RateWindow]]:
+        return list(self._rates.items())

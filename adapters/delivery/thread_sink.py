@@ -1,0 +1,48 @@
+"""What every chat front end's sink keeps the same way: the debate it shows (its handle once it
+runs), the vote cards it has reported shown, and the delivery details it keeps with the debate
+(binding values: where each message is, what was delivered) so that a restart finds them."""
+
+from __future__ import annotations
+
+import logging
+
+from adapters.delivery.card_reports import CardReports
+from core.ports import Store
+from core.session import DebateHandle
+
+log = logging.getLogger(__name__)
+
+
+class ThreadSink:
+    reports_cards_shown = True
+    """The debate's vote windows open when this sink reports their card visible (`CardReports`)."""
+
+    def __init__(self, store: Store, debate_id: str | None = None) -> None:
+        self._store = store
+        self._debate_id = debate_id
+        self._handle: DebateHandle | None = None
+        self._card_reports = CardReports()  # vote cards shown, told to the debate
+
+    @property
+    def debate_id(self) -> str | None:
+        return self._debate_id
+
+    def _bind(self, handle: DebateHandle) -> None:
+        """The running debate (for votes, stop and the card reports)."""
+        self._handle = handle
+        self._debate_id = handle.debate_id
+        self._card_reports.attach(handle)
+
+    async def stop(self, reason: str) -> None:
+        """Ask the debate to end; it closes with its closing card."""
+        if self._handle is not None and not self._handle.done:
+            await self._handle.stop(reason)
+
+    async def _remember(self, key: str, value: str) -> None:
+        """Keep a delivery detail with the debate: a resumed debate needs it."""
+        if self._debate_id is None:
+            return
+        try:
+            await self._store.set_binding_value(self._debate_id, key, value)
+        except Exception:
+            log.exception("debate %s: could not record %s", self._debate_id, key)

@@ -1,0 +1,154 @@
+"""The Discord bot: the `/debate` commands, reaction votes, and clean shutdown of deliveries."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from adapters.discord.ballots.buttons import BallotButton
+from adapters.discord.ballots.reactions import is_person
+from adapters.discord.ballots.remote import RemoteVotes
+from adapters.discord.controls import CardButton
+from adapters.discord.delivery.desk import DebateDesk
+from adapters.discord.delivery.sender import NO_MENTIONS
+from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.discord.inbound.commands import DebateCommands, build_group
+from adapters.discord.launch import Launcher
+from adapters.discord.resume import Resumer
+from adapters.host import Host
+from adapters.metering import platform_trace
+
+log = logging.getLogger(__name__)
+
+OOPS = "Something went wrong on Rostra's side; the details are in its log. Try again in a moment."
+
+
+def bot_intents() -> discord.Intents:
+    """No privileged intents: guilds (channels, threads, roles) and reactions (people's votes)."""
+    intents = discord.Intents.none()
+    intents.guilds = True
+    intents.guild_reactions = True
+    return intents
+
+
+class RostraBot(commands.Bot):
+    def __init__(self, rt: Host) -> None:
+        shards = rt.config.discord  # several processes split the servers: discord.py's sharding
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=bot_intents(),
+            allowed_mentions=NO_MENTIONS,
+            help_command=None,
+            shard_id=shards.shard_id,
+            shard_count=shards.shard_count,
+            http_trace=platform_trace("discord"),  # API requests, 429s, retries (adapters.metering)
+        )
+        self.rt = rt
+        self.settings = rt.config.discord
+        self.desk = DebateDesk()
+        self.webhooks = PersonaWebhooks(self.settings.webhook_name)
+        launcher = Launcher(rt, self.desk, self.webhooks)
+        self.debate_commands = DebateCommands(rt, self.desk, launcher)
+        self.resumer = Resumer(self, rt, self.desk, self.webhooks)
+        self.resumer.results = launcher.results  # resumed debates' results too (results.py)
+        self.remote_votes = RemoteVotes(rt)  # votes on debates another process runs (ballots/remote.py)
+        self._resuming: asyncio.Task[None] | None = None
+        self.tree.error(self._command_failed)
+
+    async def setup_hook(self) -> None:
+        self.add_dynamic_items(CardButton, BallotButton)  # card and ballot buttons, after restarts too
+        self.tree.add_command(build_group(self.debate_commands), override=True)
+        guild_id = self.settings.dev_guild_id
+        if guild_id is not None:
+            guild = discord.Object(id=guild_id)
+            self.tree.copy_global_to(guild=guild)
+            synced = await self.tree.sync(guild=guild)
+            log.info("synced %d commands to the dev guild %s", len(synced), guild_id)
+        else:
+            synced = await self.tree.sync()
+            log.info("synced %d commands globally (may take a while to show up)", len(synced))
+
+    async def on_ready(self) -> None:
+        log.info("logged in as %s in %d servers", self.user, len(self.guilds))
+        if self._resuming is None:  # READY comes again after a reconnect: resume only once
+            self._resuming = asyncio.create_task(self._resume(), name="discord-resume")
+
+    async def _resume(self) -> None:
+        try:
+            await self.resumer.run()
+        except Exception:
+            log.exception("could not resume the debates cut short by the last stop")
+
+    @property
+    def resuming(self) -> asyncio.Task[None] | None:
+        """Resuming the debates a restart cut short (started once the bot is ready)."""
+        return self._resuming
+
+    async def close(self) -> None:
+        resuming = self._resuming
+        if resuming is not None and not resuming.done():
+            resuming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await resuming
+        await self.debate_commands.launcher.results.aclose()
+        await self.desk.aclose()
+        await super().close()
+
+    # --- people's votes ------------------------------------------------------------------------
+
+    def _is_person(self, payload: discord.RawReactionActionEvent) -> bool:
+        me = self.user.id if self.user is not None else None
+        return is_person(payload.user_id, is_bot=payload.member is not None and payload.member.bot, me=me)
+
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        if self.settings.ballot == "buttons":  # people vote with the cards' buttons
+            return
+        card = self.desk.cards.get(payload.message_id)
+        if not self._is_person(payload):
+            return
+        name = payload.member.display_name if payload.member is not None else str(payload.user_id)
+        if card is None:  # perhaps a card of a debate another process runs
+            await self.remote_votes.reacted(
+                payload.channel_id, payload.message_id, str(payload.user_id), name, str(payload.emoji)
+            )
+            return
+        await card.reacted(str(payload.user_id), name, str(payload.emoji))
+
+    async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
+        if self.settings.ballot == "buttons":
+            return
+        card = self.desk.cards.get(payload.message_id)
+        if not self._is_person(payload):
+            return
+        if card is None:
+            await self.remote_votes.unreacted(
+                payload.channel_id, payload.message_id, str(payload.user_id), str(payload.emoji)
+            )
+            return
+        await card.unreacted(str(payload.user_id), str(payload.emoji))
+
+    # --- errors --------------------------------------------------------------------------------
+
+    async def _command_failed(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        log.error(
+            "/%s failed", interaction.command.qualified_name if interaction.command else "?", exc_info=error
+        )
+        try:
+            if interaction.response.is_done():
+                await interaction.followup.send(OOPS, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            else:
+                await interaction.response.send_message(OOPS, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        except discord.HTTPException:
+            log.warning("could not tell the person that /debate failed")
+
+
+def create_bot(rt: Host) -> RostraBot:
+    """The bot for `rt`, not yet started: `async with bot: await bot.start(token)`."""
+    return RostraBot(rt)

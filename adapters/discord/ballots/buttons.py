@@ -1,0 +1,169 @@
+"""Button ballots (`discord.ballot: buttons`): while a vote card's window is open it carries one
+button per option; a click is that person's vote (one each, changeable, confirmed privately), and
+the buttons are disabled when the window closes. No Add Reactions permission is needed.
+
+The custom ids name the debate, the vote and the option (`rostra:ballot:<debate>:<vote>:<option>`)
+and the bot registers the button class as a dynamic item, so clicks work after a restart too.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import discord
+
+from adapters.discord.delivery.sender import NO_MENTIONS
+from adapters.host import Host
+from adapters.stored_cards import StoredCards
+from core.errors import BallotClosedError, BallotError, StoreError
+from core.models import VoteOption
+
+log = logging.getLogger(__name__)
+
+CLOSED = "Voting on this card has closed."
+ENDED = "This debate has ended."
+UNAVAILABLE = "Your vote could not be passed on just now; try again in a moment."
+
+
+def ballot_id(debate_id: str, vote_id: str, key: str) -> str:
+    return f"rostra:ballot:{debate_id}:{vote_id}:{key}"
+
+
+class BallotButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"rostra:ballot:(?P<debate>[A-Za-z0-9_-]{1,40}):(?P<vote>[A-Za-z0-9_.-]{1,20}):(?P<key>[A-Za-z0-9_-]{1,20})",
+):
+    def __init__(
+        self,
+        debate_id: str,
+        vote_id: str,
+        key: str,
+        *,
+        label: str = "",
+        emoji: str | None = None,
+        disabled: bool = False,
+    ) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label or key,
+                emoji=emoji,
+                style=discord.ButtonStyle.secondary,
+                custom_id=ballot_id(debate_id, vote_id, key),
+                disabled=disabled,
+            )
+        )
+        self.debate_id, self.vote_id, self.key = debate_id, vote_id, key
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> BallotButton:
+        return cls(match["debate"], match["vote"], match["key"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        rt: Host | None = getattr(interaction.client, "rt", None)
+        if rt is None:
+            return
+        remote = getattr(interaction.client, "remote_votes", None)
+        cards = getattr(remote, "cards", None)
+        answer = await vote(
+            rt,
+            self.debate_id,
+            self.vote_id,
+            self.key,
+            interaction.user,
+            cards if isinstance(cards, StoredCards) else None,
+        )
+        await interaction.response.send_message(answer, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+
+def _label(options: Sequence[VoteOption], key: str) -> str:
+    option = next((o for o in options if o.key == key), None)
+    return f"{option.emoji} {option.label}".strip() if option is not None else key
+
+
+async def vote(
+    rt: Host,
+    debate_id: str,
+    vote_id: str,
+    key: str,
+    user: discord.abc.User,
+    cards: StoredCards | None = None,
+) -> str:
+    """Cast a click's vote; what to tell the person. `cards`: the stored cards this bot remembers
+    (for the labels of votes on debates another process runs)."""
+    handle = rt.manager.get(debate_id)
+    if handle is None:  # another process runs it, or it has ended
+        return await vote_elsewhere(rt, debate_id, vote_id, key, user, cards)
+    if handle.done:
+        return ENDED
+    ballot = handle.state.ballots.get(vote_id)
+    options = ballot.options if ballot is not None else ()
+    person = str(user.id)
+    before = ballot.human_votes.get(person) if ballot is not None else None
+    if before is not None and before.choice == key and handle.human_vote_open(vote_id):
+        return f"You already voted {_label(options, key)}."
+    try:
+        await handle.cast_human_vote(vote_id, person, key, voter_name=user.display_name)
+    except BallotClosedError:
+        return CLOSED
+    except BallotError as exc:
+        return str(exc)
+    if before is not None:
+        return f"You changed your vote to {_label(options, key)}."
+    return f"You voted {_label(options, key)}."
+
+
+async def vote_elsewhere(
+    rt: Host, debate_id: str, vote_id: str, key: str, user: discord.abc.User, cards: StoredCards | None
+) -> str:
+    """A click on a card of a debate another process runs: the vote goes to it through the store.
+    The card's buttons are there only while its window is open, so the click is taken as a vote."""
+    try:
+        await rt.manager.cast_vote(debate_id, vote_id, str(user.id), key, voter_name=user.display_name)
+        options = await cards.options(debate_id, vote_id) if cards is not None else None
+    except BallotError:
+        return ENDED
+    except StoreError as exc:
+        log.warning("debate %s: could not pass a vote on through the store: %s", debate_id, exc)
+        return UNAVAILABLE
+    return f"You voted {_label(options or (), key)}."
+
+
+def ballot_view(
+    debate_id: str, vote_id: str, options: Sequence[VoteOption], *, closed: bool = False
+) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    for option in options[:25]:
+        view.add_item(
+            BallotButton(
+                debate_id,
+                vote_id,
+                option.key,
+                label=option.label,
+                emoji=option.emoji or None,
+                disabled=closed,
+            )
+        )
+    return view
+
+
+async def show_buttons(
+    thread: discord.Thread,
+    message_id: int,
+    debate_id: str,
+    vote_id: str,
+    options: Sequence[VoteOption],
+    *,
+    closed: bool = False,
+) -> None:
+    """Put the ballot's buttons on its card (disabled once `closed`)."""
+    try:
+        await thread.get_partial_message(message_id).edit(
+            view=ballot_view(debate_id, vote_id, options, closed=closed)
+        )
+    except discord.HTTPException as exc:
+        log.warning("debate %s: could not update the buttons of vote %s: %s", debate_id, vote_id, exc)

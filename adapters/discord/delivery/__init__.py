@@ -1,0 +1,3 @@
+"""Getting a debate's ops onto Discord: the sink, the sender, edit throttling, persona webhooks,
+running debates.
+"""

@@ -1,0 +1,283 @@
+"""The thin layer that talks to Discord for one debate thread.
+
+Persona posts go through the parent channel's webhook (`username`, `avatar_url`, `thread=`); without
+Manage Webhooks they become the bot's own messages with the persona as embed author, after one
+notice saying which permission turns personas on. Every call carries `AllowedMentions.none()`.
+
+There is one retry layer, discord.py's own: it waits out 429s (Retry-After, per bucket and global)
+and retries 500/502/504 a few times; nothing here retries around it. A retried post may have landed
+the first time (Discord stored it, the answer was lost), so posts are made idempotent: the bot's own
+messages carry a `nonce` with `enforce_nonce` (Discord returns the first message instead of posting
+again), and a webhook post that was retried or failed is reconciled by reading the thread's newest
+messages back: the earliest copy is kept and any later copy deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import discord
+
+from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.discord.render import messages
+from adapters.discord.render.cards import as_bot_post
+from adapters.discord.render.ops import Card, Post
+from adapters.discord.settings import DiscordSettings
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+UNKNOWN_WEBHOOK = 10015
+USERNAME_LIMIT = 80
+WEBHOOK_KEY = "discord.webhook_id"
+MODE_KEY = "discord.persona_mode"
+RETRIED_AFTER = 0.9
+"""A call that took this long may have been retried by discord.py (its first retry waits 1 s)."""
+READ_BACK = 25
+"""How many of the thread's newest messages are read back to reconcile a post."""
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A message the bot posted: its id, and the webhook it went through (None: the bot's own)."""
+
+    id: int
+    webhook_id: int | None = None
+
+    @classmethod
+    def of(cls, message: discord.Message) -> Sent:
+        return cls(message.id, message.webhook_id)
+
+    def encode(self) -> str:
+        """As stored in a binding value: `id`, or `id@webhook` for a persona's message."""
+        return f"{self.id}@{self.webhook_id}" if self.webhook_id is not None else str(self.id)
+
+    @classmethod
+    def decode(cls, text: str) -> Sent | None:
+        head, _, hook = text.strip().partition("@")
+        if not head.isdigit() or (hook and not hook.isdigit()):
+            return None
+        return cls(int(head), int(hook) if hook else None)
+
+
+def embed_of(card: Card) -> discord.Embed:
+    embed = discord.Embed(title=card.title or None, description=card.description or None, color=card.color)
+    if card.author is not None:
+        embed.set_author(name=card.author.name, icon_url=card.author.icon_url)
+    for f in card.fields:
+        embed.add_field(name=f.name, value=f.value, inline=f.inline)
+    if card.footer:
+        embed.set_footer(text=card.footer)
+    return embed
+
+
+def nonce_for(key: str) -> str:
+    """A post's nonce (Discord allows 25 characters): the same post always gets the same one."""
+    return hashlib.blake2s(key.encode(), digest_size=12).hexdigest()[:25]
+
+
+def _same_post(message: discord.Message, hook_id: int, post: Post) -> bool:
+    persona = post.persona
+    return (
+        message.webhook_id == hook_id
+        and persona is not None
+        and message.author.name == persona.name[:USERNAME_LIMIT]
+        and message.content == (post.content or "")
+        and [e.title for e in message.embeds] == [c.title or None for c in post.cards]
+    )
+
+
+class Sender:
+    def __init__(
+        self,
+        *,
+        thread: discord.Thread,
+        webhooks: PersonaWebhooks,
+        owner_id: int,
+        settings: DiscordSettings,
+        remember: Callable[[str, str], Awaitable[None]],
+    ) -> None:
+        self._thread = thread
+        self._webhooks = webhooks
+        self._owner_id = owner_id
+        self._settings = settings
+        self._remember = remember
+        self._webhook_id: int | None = None
+        self._fallback = False
+
+    @property
+    def thread_id(self) -> int:
+        return self._thread.id
+
+    # --- the four things a debate needs --------------------------------------------------------
+
+    async def send(self, post: Post, *, key: str | None = None) -> Sent:
+        """Post `post`; `key` names it for good (a bot message's nonce), so that a post Discord
+        stored but answered with an error is not posted twice."""
+        for _ in range(2):  # a deleted webhook is recreated once
+            hook = await self._webhook() if post.persona is not None and not self._fallback else None
+            if hook is None:
+                break
+            try:
+                return await self._hook_post(hook, post)
+            except discord.NotFound as exc:
+                if exc.code != UNKNOWN_WEBHOOK:
+                    raise
+                self._lost(hook)
+        nonce = nonce_for(f"{self._thread.id}:{key}") if key is not None else None
+        return Sent.of(await self._bot_send(post, nonce=nonce))
+
+    async def _hook_post(self, hook: discord.Webhook, post: Post) -> Sent:
+        """A webhook post, reconciled when discord.py had to retry it or gave up on it."""
+        since = discord.utils.utcnow() - timedelta(seconds=2)
+        started = time.monotonic()
+        try:
+            message = await self._hook_send(hook, post)
+        except discord.HTTPException as exc:
+            if exc.status < 500:
+                raise
+            landed = await self._copies(hook.id, post, since)
+            if not landed:
+                raise
+            log.info("thread %s: a post answered %s had landed; keeping it", self._thread.id, exc.status)
+            return await self._keep_first(landed)
+        if time.monotonic() - started < RETRIED_AFTER:
+            return Sent.of(message)
+        copies = await self._copies(hook.id, post, since)
+        return await self._keep_first(copies) if len(copies) > 1 else Sent.of(message)
+
+    async def _copies(self, hook_id: int, post: Post, since: datetime) -> list[discord.Message]:
+        """The thread's newest messages that are this post (oldest first); [] when unreadable."""
+        try:
+            recent = [m async for m in self._thread.history(limit=READ_BACK, after=since, oldest_first=True)]
+        except discord.HTTPException as exc:
+            log.warning("thread %s: could not read messages back (%s)", self._thread.id, exc.status)
+            return []
+        return [m for m in recent if _same_post(m, hook_id, post)]
+
+    async def _keep_first(self, copies: list[discord.Message]) -> Sent:
+        first, *extra = copies
+        for copy in extra:
+            log.warning("thread %s: deleting a duplicate of message %s", self._thread.id, first.id)
+            with contextlib.suppress(discord.HTTPException):
+                await self.delete(Sent.of(copy))
+        return Sent.of(first)
+
+    async def edit(self, sent: Sent, post: Post) -> Sent:
+        """The message showing `post` now (a new one when the old one can no longer be edited)."""
+        if sent.webhook_id is None:
+            return Sent.of(await self._bot_edit(sent.id, post))
+        hook = await self._webhook() if not self._fallback else None
+        if hook is None or hook.id != sent.webhook_id:
+            return await self.send(post)
+        try:
+            return Sent.of(await self._hook_edit(hook, sent.id, post))
+        except discord.NotFound as exc:
+            if exc.code != UNKNOWN_WEBHOOK:
+                raise
+            self._lost(hook)
+            return await self.send(post)
+
+    async def delete(self, sent: Sent) -> None:
+        with contextlib.suppress(discord.NotFound):
+            if sent.webhook_id is None:
+                await self._thread.get_partial_message(sent.id).delete()
+                return
+            hook = await self._webhook() if not self._fallback else None
+            if hook is not None and hook.id == sent.webhook_id:
+                await hook.delete_message(sent.id, thread=self._thread)
+
+    async def react(self, sent: Sent, emoji: str) -> None:
+        await self._thread.get_partial_message(sent.id).add_reaction(emoji)
+
+    def resume(self, values: Mapping[str, str]) -> None:
+        """Carry on where a previous run left off (its binding values): the same webhook, or the
+        fallback to bot messages without saying so again."""
+        webhook_id = values.get(WEBHOOK_KEY, "")
+        self._webhook_id = int(webhook_id) if webhook_id.isdigit() else None
+        self._fallback = values.get(MODE_KEY) == "embeds"
+
+    # --- webhook or bot ------------------------------------------------------------------------
+
+    async def _webhook(self) -> discord.Webhook | None:
+        parent = self._thread.parent
+        if not isinstance(parent, discord.TextChannel | discord.ForumChannel):
+            await self._fall_back(self._thread.parent_id)
+            return None
+        try:
+            hook = await self._webhooks.get(parent, self._owner_id)
+        except discord.Forbidden:
+            await self._fall_back(parent.id)
+            return None
+        if hook.id != self._webhook_id:
+            self._webhook_id = hook.id
+            await self._remember(WEBHOOK_KEY, str(hook.id))
+            await self._remember(MODE_KEY, "webhook")
+        return hook
+
+    async def _fall_back(self, channel_id: int) -> None:
+        self._fallback = True
+        log.warning("thread %s: no webhook, personas post as the bot", self._thread.id)
+        await self._remember(MODE_KEY, "embeds")
+        await self._bot_send(Post(content=messages.no_webhooks(channel_id)))
+
+    def _lost(self, hook: discord.Webhook) -> None:
+        log.warning("webhook %s was deleted; making a new one", hook.id)
+        self._webhooks.forget(self._thread.parent_id, hook.id)
+        self._webhook_id = None
+
+    async def _hook_send(self, hook: discord.Webhook, post: Post) -> discord.Message:
+        assert post.persona is not None
+        persona = post.persona
+        return await hook.send(
+            content=post.content or discord.utils.MISSING,
+            username=persona.name[:USERNAME_LIMIT],
+            avatar_url=persona.avatar_url or discord.utils.MISSING,
+            embeds=[embed_of(c) for c in post.cards],
+            thread=self._thread,
+            files=self._files(post),
+            allowed_mentions=NO_MENTIONS,
+            wait=True,
+        )
+
+    async def _hook_edit(self, hook: discord.Webhook, message_id: int, post: Post) -> discord.Message:
+        return await hook.edit_message(
+            message_id,
+            content=post.content or None,
+            embeds=[embed_of(c) for c in post.cards],
+            thread=self._thread,
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    async def _bot_send(self, post: Post, *, nonce: str | None = None) -> discord.Message:
+        post = as_bot_post(post)
+        content, embeds, files = post.content or None, [embed_of(c) for c in post.cards], self._files(post)
+        if nonce is None:
+            return await self._thread.send(
+                content=content, embeds=embeds, files=files, allowed_mentions=NO_MENTIONS
+            )
+        return await self._thread.send(  # discord.py adds enforce_nonce: a repeat returns the first
+            content=content, embeds=embeds, files=files, allowed_mentions=NO_MENTIONS, nonce=nonce
+        )
+
+    async def _bot_edit(self, message_id: int, post: Post) -> discord.Message:
+        post = as_bot_post(post)
+        return await self._thread.get_partial_message(message_id).edit(
+            content=post.content or None,
+            embeds=[embed_of(c) for c in post.cards],
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    @staticmethod
+    def _files(post: Post) -> list[discord.File]:
+        if post.attachment is None:
+            return []
+        data = io.BytesIO(post.attachment.content.encode("utf-8"))
+        return [discord.File(data, filename=post.attachment.filename)]

@@ -1,0 +1,361 @@
+"""Delivers one debate's events into its Discord thread, in order.
+
+`emit` only enqueues (it runs inside the engine's task); the debate's ordered delivery queue
+(adapters/delivery/queue.py, shared with Slack) runs one worker that hands each event to `_deliver`:
+it renders the event, applies the display operations through the sender, holds back interim edits
+(the edit throttle, whose due edits the same worker sends), wires vote cards to reactions and records
+where everything was posted (binding values, for resuming later). The worker exists only while there
+is work, and is cancelled on close.
+
+Resuming after a restart (`restore`): the stored events are rendered again without sending anything,
+up to the last one this thread is known to have received, so the view knows what every message shows;
+the recorded message ids say which messages those are. Events stored but never delivered (the bot
+was killed with them in its queue) are delivered first, then whatever the debate says next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+import discord
+
+from adapters.delivery.queue import DeliveryQueue
+from adapters.delivery.thread_sink import ThreadSink
+from adapters.discord.ballots.reactions import CardBallot, CardRegistry
+from adapters.discord.ballots.thread import OpenCard, ThreadBallots
+from adapters.discord.controls import show_controls
+from adapters.discord.delivery.sender import Sender, Sent
+from adapters.discord.delivery.slots import DELIVERED_KEY, SLOT_KEY, UNSEEN, Slot, as_int, recorded_slots
+from adapters.discord.delivery.throttle import EditThrottle
+from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.discord.render import messages
+from adapters.discord.render.events import OPENING, DiscordView, vote_slot
+from adapters.discord.render.ops import Op, Post, React, Show
+from adapters.discord.settings import DiscordSettings
+from adapters.metering import record_delivery
+from core.events import (
+    DebateCompleted,
+    DebateStarted,
+    Event,
+    HumanVoteOpened,
+    TurnDelta,
+    VotingClosed,
+    VotingStarted,
+)
+from core.ports import Store
+from core.session import DebateHandle
+
+log = logging.getLogger(__name__)
+
+THREAD_GONE = {
+    10003: "the debate thread was deleted",  # Unknown Channel
+    50001: "Rostra can no longer see the debate thread",  # Missing Access
+}
+MIN_EDIT_INTERVAL = 1.0
+"""A persona's streamed text is edited at most once a second, whatever the config says."""
+GLOBAL = "global"
+
+
+class DiscordSink(ThreadSink):
+    def __init__(
+        self,
+        *,
+        thread: discord.Thread,
+        webhooks: PersonaWebhooks,
+        owner_id: int,
+        settings: DiscordSettings,
+        store: Store,
+        cards: CardRegistry,
+        on_finished: Callable[[str], None],
+    ) -> None:
+        super().__init__(store)
+        self._sender = Sender(
+            thread=thread, webhooks=webhooks, owner_id=owner_id, settings=settings, remember=self._remember
+        )
+        self._thread = thread
+        buttons = settings.ballot == "buttons"  # button ballots (adapters/discord/ballots/buttons.py)
+        self._ballots = ThreadBallots(thread, cards, buttons=buttons)
+        self._view = DiscordView(streaming=settings.streaming, buttons=buttons)
+        self._throttle = EditThrottle(settings.edit_interval, time.monotonic, persona_floor=MIN_EDIT_INTERVAL)
+        self._rates = webhooks.rates
+        self._parent_id = thread.parent_id
+        self._on_finished = on_finished
+        self._queue: DeliveryQueue[Event, Show] = DeliveryQueue(
+            deliver=self._deliver,
+            send=self._guarded,
+            pacing=self._throttle,
+            name=lambda: f"Discord debate {self._debate_id}",
+            on_demand=True,
+            describe=lambda event: f"{event.kind} #{event.seq}",
+        )
+        self._slots: dict[str, Slot] = {}
+        self._closed = False
+        self._failing: set[str] = set()  # routes ("webhook", "bot") whose last call failed 5xx/429
+        self._notices: dict[str, tuple[Sent, int]] = {}  # kind of failure → its notice, how many
+        self._metered_since = time.time()  # events stored earlier are caught up, not delivered late
+
+    @property
+    def thread_id(self) -> int:
+        return self._sender.thread_id
+
+    def attach(self, handle: DebateHandle) -> None:
+        """The running debate (for votes and stop); set right after it starts or resumes."""
+        self._bind(handle)
+        self._ballots.bind(handle)
+
+    def _message_ids(self, slot: str) -> list[int]:
+        return [m.id for m in self._slots[slot].messages] if slot in self._slots else []
+
+    # --- resuming --------------------------------------------------------------------------------
+
+    def restore(self, debate_id: str, events: Sequence[Event], values: Mapping[str, str]) -> list[OpenCard]:
+        """Rebuild what this thread shows from the stored log and binding values (nothing is sent).
+
+        Returns the vote cards people may still vote on, tracked again for reactions; the caller
+        restores the reactions already on them, then calls `catch_up`.
+        """
+        self._debate_id = debate_id
+        self._sender.resume(values)
+        recorded = dict(recorded_slots(values))
+        delivered = as_int(values.get(DELIVERED_KEY))
+        if delivered is None:  # nothing was delivered, or this debate predates the record of it
+            delivered = events[-1].seq if recorded and events else 0
+        shown: dict[str, tuple[Post, ...]] = {}
+        started: dict[str, VotingStarted] = {}
+        closed: set[str] = set()
+        for event in events:
+            if event.seq > delivered:
+                if isinstance(event, TurnDelta):
+                    self._view.render(event)  # interim text: the turn's end or its restart replaces it
+                else:
+                    self._queue.put(event)  # stored, never shown: delivered first by `catch_up`
+                continue
+            for op in self._view.render(event):
+                if isinstance(op, Show):
+                    shown[op.slot] = op.posts
+            if isinstance(event, VotingStarted):
+                started[event.vote_id] = event
+            elif isinstance(event, VotingClosed):
+                closed.add(event.vote_id)
+        for slot, sent in recorded.items():
+            posts = shown.get(slot)
+            known = list(posts) if posts is not None and len(posts) == len(sent) else [UNSEEN] * len(sent)
+            self._slots[slot] = Slot(list(sent), known)
+        self._view.mark_shown(self._slots)
+        open_cards: list[OpenCard] = []
+        for vote_id, event in started.items():
+            ids = self._message_ids(vote_slot(vote_id))
+            if vote_id in closed or event.humans == "off" or not ids:
+                continue
+            ballot = self._open_ballot(event)
+            if ballot is not None:
+                open_cards.append(OpenCard(vote_id, ids[0], ballot))
+                self._card_reports.shown_before(vote_id)
+        return open_cards
+
+    def catch_up(self) -> None:
+        """Deliver the stored events the thread never got (see `restore`), before anything new."""
+        if self._queue:
+            self._queue.start()
+
+    async def resumed(self, handle: DebateHandle) -> None:
+        """The debate runs again (after `restore`): attach it and count the reactions on open cards.
+        A thread that vanished in the meantime stops it."""
+        self.attach(handle)
+        if self._closed:
+            if not handle.done:
+                await handle.stop("the debate thread was deleted")
+            return
+        await self._ballots.sync()
+
+    async def finish(self) -> None:
+        """Wait until everything queued is delivered, then close (a debate the core closed itself)."""
+        await self._queue.idle()
+        await self.aclose()
+
+    # --- the engine's side ---------------------------------------------------------------------
+
+    async def emit(self, event: Event) -> None:
+        if self._closed:
+            if isinstance(event, DebateCompleted):
+                self._on_finished(event.debate_id)
+            return
+        self._queue.put(event)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        await self._queue.aclose()
+        self._ballots.untrack_all()
+
+    # --- the worker ----------------------------------------------------------------------------
+
+    async def _deliver(self, event: Event) -> None:
+        """Show one event (the queue's worker calls it, in order). An event whose delivery failed
+        counts as delivered too (the queue logs the failure): it is not shown again after a restart."""
+        self._debate_id = self._debate_id or event.debate_id
+        try:
+            await self._show_event(event)
+        finally:
+            if not isinstance(event, TurnDelta) and not self._closed and not _cancelling():
+                await self._remember(DELIVERED_KEY, str(event.seq))
+
+    async def _show_event(self, event: Event) -> None:
+        ops = list(self._view.render(event))
+        for op in ops:
+            await self._guarded(op)
+            if isinstance(event, VotingStarted) and isinstance(op, Show):
+                self._open_ballot(event)  # reactions count from the moment the card exists
+        if isinstance(event, VotingStarted) and event.humans != "off":
+            await self._card_shown(event, ops)
+        await self._follow_up(event)
+        record_delivery("discord", event, since=self._metered_since)  # delivery lag (adapters.metering)
+
+    async def _card_shown(self, event: VotingStarted, ops: list[Op]) -> None:
+        slot = vote_slot(event.vote_id)
+
+        async def post_again() -> None:
+            for op in ops:
+                if op.slot == slot:
+                    await self._guarded(op)
+            if self._message_ids(slot):
+                self._open_ballot(event)
+
+        def is_up() -> bool:
+            return bool(self._message_ids(slot))
+
+        await self._card_reports.report(
+            event.vote_id, is_up=is_up, post_again=None if self._closed else post_again
+        )
+
+    async def _guarded(self, op: Op) -> None:
+        """Apply one operation. discord.py has already retried what was worth retrying (429, 5xx):
+        an interim state that fails is superseded by the next one; a final state that fails is
+        reported in the thread, one notice per kind of failure, edited in place as more follow.
+        A thread that is gone or forbidden stops the debate."""
+        if self._closed:
+            return
+        route = _route(op)
+        if isinstance(op, Show) and op.live and route in self._failing:
+            return  # Discord is failing there: no interim states until a final one gets through
+        try:
+            await self._apply(op)
+        except discord.HTTPException as exc:
+            log.warning("debate %s: Discord refused %s: %s", self._debate_id, op.slot, exc)
+            gone = (
+                THREAD_GONE.get(exc.code) if isinstance(exc, discord.NotFound | discord.Forbidden) else None
+            )
+            if gone is not None:
+                await self._thread_gone(gone)
+                return
+            if exc.status >= 500 or exc.status == 429:
+                self._failing.add(route)
+            if isinstance(op, Show) and op.live:
+                return  # an interim state: the next one (or the final one) replaces it
+            what = "an edit" if op.slot in self._slots and self._slots[op.slot].messages else "a message"
+            await self._notice(exc.status, what)
+        else:
+            self._failing.discard(route)
+
+    async def _notice(self, status: int, what: str) -> None:
+        """Say in the thread that something could not be shown: one message per kind of failure."""
+        kind = "5xx" if status >= 500 else str(status)
+        earlier = self._notices.get(kind)
+        count = 1 if earlier is None else earlier[1] + 1
+        post = Post(content=messages.delivery_failed(status, what, count))
+        try:
+            if earlier is None:
+                sent = await self._sender.send(post, key=f"notice:{kind}")
+            else:
+                sent = await self._sender.edit(earlier[0], post)
+        except discord.HTTPException as exc:
+            log.warning("debate %s: could not post the delivery notice (%s)", self._debate_id, exc.status)
+            return
+        self._notices[kind] = (sent, count)
+
+    async def _apply(self, op: Op) -> None:
+        overall = self._rates[GLOBAL]  # the bot's 50 requests per second, shared by every debate
+        if isinstance(op, React):
+            targets = self._slots.get(op.slot)
+            if targets is not None and targets.messages:
+                for emoji in op.emojis:
+                    await overall.take()
+                    await self._sender.react(targets.messages[0], emoji)
+            return
+        slot = self._slots.get(op.slot)
+        first = slot is None or not slot.messages
+        update = self._throttle.offer(op, first=first)
+        if update is None:
+            return
+        hook = self._rates[f"webhook:{self._parent_id}"] if _route(update) == "webhook" else None
+        if first or not update.live:  # a first post and a final state always go, in their turn
+            await overall.take()
+            if hook is not None:
+                hook.note()  # discord.py paces the webhook itself
+        elif not (hook is None or hook.try_take()) or not overall.try_take():
+            return  # Discord's rate window is short: finals first; the next state supersedes this one
+        await self._show(update)
+
+    async def _show(self, show: Show) -> None:
+        slot = self._slots.setdefault(show.slot, Slot())
+        before = list(slot.messages)
+        try:
+            for i, post in enumerate(show.posts):
+                if i >= len(slot.messages):
+                    slot.messages.append(
+                        await self._sender.send(post, key=f"{self._debate_id}:{show.slot}:{i}")
+                    )
+                    slot.posts.append(post)
+                elif slot.posts[i] != post:
+                    slot.messages[i] = await self._sender.edit(slot.messages[i], post)
+                    slot.posts[i] = post
+            while len(slot.messages) > len(show.posts):
+                await self._sender.delete(slot.messages.pop())
+                slot.posts.pop()
+        finally:
+            self._throttle.applied(show.slot)
+            if slot.messages != before:
+                await self._remember(SLOT_KEY + show.slot, ",".join(m.encode() for m in slot.messages))
+
+    # --- what follows an event: ballots, the end -------------------------------------------------
+
+    def _open_ballot(self, event: VotingStarted) -> CardBallot | None:
+        return self._ballots.open(event, self._message_ids(vote_slot(event.vote_id)))
+
+    async def _follow_up(self, event: Event) -> None:
+        if isinstance(event, DebateStarted | DebateCompleted):  # the opening card's buttons
+            await self._opening_buttons(live=isinstance(event, DebateStarted))
+        if isinstance(event, HumanVoteOpened):
+            ids = self._message_ids(vote_slot(event.vote_id))
+            await self._ballots.window_opened(event, ids, self._debate_id)
+        elif isinstance(event, VotingClosed):
+            ids = self._message_ids(vote_slot(event.vote_id))
+            await self._ballots.closed(event.vote_id, ids, self._debate_id)
+        elif isinstance(event, DebateCompleted):
+            for show in self._throttle.take_all():
+                await self._guarded(show)
+            self._on_finished(event.debate_id)
+
+    async def _opening_buttons(self, *, live: bool) -> None:
+        ids = self._message_ids(OPENING)
+        if ids and self._debate_id is not None:
+            await show_controls(self._thread, ids[0], self._debate_id, live=live)
+
+    async def _thread_gone(self, reason: str) -> None:
+        """Nothing can be shown any more: stop the debate (no more model calls for nobody)."""
+        log.warning("debate %s: %s; stopping it", self._debate_id, reason)
+        self._queue.clear()
+        self._closed = True
+        await self.stop(reason)
+
+
+def _route(op: Op) -> str:
+    """Which of Discord's routes an operation takes: persona posts the webhook, the rest the bot."""
+    return "webhook" if isinstance(op, Show) and any(p.persona is not None for p in op.posts) else "bot"
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

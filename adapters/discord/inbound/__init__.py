@@ -1,0 +1,1 @@
+"""What people send the Discord bot: the `/debate` commands and attached documents."""

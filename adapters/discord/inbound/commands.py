@@ -1,0 +1,265 @@
+"""The `/debate` command group: start, stop, status, transcript, personas."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import discord
+from discord import app_commands
+
+from adapters.discord.access import can_see, may_stop
+from adapters.discord.delivery.desk import DebateDesk
+from adapters.discord.delivery.sender import NO_MENTIONS, embed_of
+from adapters.discord.launch import PLATFORM, Launcher, StartRequest
+from adapters.discord.render import messages
+from adapters.discord.render.cards import clip, personas_card
+from adapters.host import Host
+from adapters.stored_debates import latest_debate, named_debate
+from core.formats import FORMATS
+from core.ports import DebateRecord
+from core.session import DebateHandle
+from core.settings import FormatsSettings
+from core.transcript import to_markdown
+
+log = logging.getLogger(__name__)
+
+CHOICE_NAME_LIMIT = 100
+CHOICES_LIMIT = 25
+TRANSCRIPT_SEARCH = 100
+MAX_TOPIC_OPTION = 2000  # the most limits.max_topic_length allows; the configured value is set below
+# arena's duration and exchanges, as core.settings.ArenaSettings bounds them (and the descriptions say)
+MIN_DURATION, MAX_DURATION = 30, 7200
+MIN_EXCHANGES, MAX_EXCHANGES = 1, 10
+
+HUMAN_CHOICES = [
+    app_commands.Choice(name="off: people watch; the AI voters decide", value="off"),
+    app_commands.Choice(name="tiebreak: people break the AI voters' ties (arena, council)", value="tiebreak"),
+    app_commands.Choice(name="vote: people vote too (arena), or as the audience (oxford)", value="vote"),
+]
+
+
+def format_choices() -> list[app_commands.Choice[str]]:
+    return [
+        app_commands.Choice(name=f"{name}: {cls.description}"[:CHOICE_NAME_LIMIT], value=name)
+        for name, cls in FORMATS.items()
+    ]
+
+
+class DebateCommands:
+    def __init__(self, rt: Host, desk: DebateDesk, launcher: Launcher) -> None:
+        self.rt = rt
+        self.desk = desk
+        self.launcher = launcher
+        self.settings = rt.config.discord
+
+    def _here(self, channel_id: int | None) -> tuple[DebateHandle, int] | None:
+        """The debate running in this thread or started from this channel, with its thread id."""
+        if channel_id is None:
+            return None
+        running = self.desk.in_channel(channel_id)
+        if running is not None:
+            return running.handle, running.thread_id
+        handle = self.rt.manager.find(platform=PLATFORM, channel=str(channel_id))
+        return (handle, channel_id) if handle is not None else None
+
+    async def _tell(self, interaction: discord.Interaction, text: str) -> None:
+        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+    async def stop(self, interaction: discord.Interaction) -> None:
+        found = self._here(interaction.channel_id)
+        if found is None:
+            await self._tell(interaction, messages.NO_DEBATE_HERE)
+            return
+        handle, thread_id = found
+        user = interaction.user
+        roles = self.settings.starter_roles
+        starter = handle.binding.started_by
+        if not may_stop(user, interaction.permissions, roles, starter=starter):
+            await self._tell(interaction, messages.not_starter(starter, roles))
+            return
+        if handle.done:
+            await self._tell(interaction, messages.ALREADY_ENDING)
+            return
+        await handle.stop(f"stopped by {user.display_name}")
+        await self._tell(interaction, messages.stopping(thread_id))
+
+    async def status(self, interaction: discord.Interaction) -> None:
+        found = self._here(interaction.channel_id)
+        if found is None:
+            await self._tell(interaction, messages.NO_DEBATE_HERE)
+            return
+        handle, thread_id = found
+        await self._tell(interaction, messages.status_text(handle.status(), thread_id))
+
+    async def transcript(self, interaction: discord.Interaction, debate_id: str | None) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        record = await self._stored(interaction, debate_id)
+        if record is None:
+            text = messages.no_such_debate(debate_id) if debate_id else messages.NO_DEBATE_STORED
+            await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            return
+        events = await self.rt.store.events(record.id)
+        data = io.BytesIO(to_markdown(record, events).encode("utf-8"))
+        await interaction.followup.send(
+            messages.transcript_caption(record.topic, record.id),
+            file=discord.File(data, filename=f"rostra-{record.id}.md"),
+            ephemeral=True,
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    async def _stored(self, interaction: discord.Interaction, debate_id: str | None) -> DebateRecord | None:
+        """The debate asked for (in this server only), else the latest one of this channel or thread."""
+        guild_id = str(interaction.guild_id)
+        if debate_id:
+            record = await named_debate(self.rt, debate_id, platform=PLATFORM, scope=guild_id)
+            if record is None:
+                return None
+            return record if await self._may_read(interaction, record) else None
+        found = self._here(interaction.channel_id)
+        if found is not None:
+            return await self.rt.store.get_debate(found[0].debate_id)
+        here = str(interaction.channel_id)
+
+        async def started_here(record: DebateRecord) -> bool:
+            return (await self.rt.store.binding_values(record.id)).get("discord.origin_id") == here
+
+        return await latest_debate(
+            self.rt,
+            platform=PLATFORM,
+            scope=guild_id,
+            channel=here,
+            started_here=started_here,
+            recent=TRANSCRIPT_SEARCH,
+        )
+
+    async def transcript_choices(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        """Recent debates of this server the person can see, matching what they typed (id or topic)."""
+        typed = current.strip().casefold()
+        guild_id = str(interaction.guild_id)
+        choices: list[app_commands.Choice[str]] = []
+        for record in await self.rt.store.list_debates(TRANSCRIPT_SEARCH):
+            if record.binding.platform != PLATFORM or record.binding.scope != guild_id:
+                continue
+            if typed and typed not in record.id and typed not in record.topic.casefold():
+                continue
+            if not await self._may_read(interaction, record):
+                continue
+            label = f"{record.id} · {record.topic}"
+            choices.append(app_commands.Choice(name=clip(label, CHOICE_NAME_LIMIT), value=record.id))
+            if len(choices) == CHOICES_LIMIT:
+                break
+        return choices
+
+    async def _may_read(self, interaction: discord.Interaction, record: DebateRecord) -> bool:
+        """Whether the asker can see the channel the debate was held in (else it is not theirs to
+        read, and nothing about it is said)."""
+        guild = interaction.guild
+        if guild is None:
+            return False
+        values = await self.rt.store.binding_values(record.id)
+        for key in (values.get("discord.origin_id"), values.get("discord.thread_id"), record.binding.channel):
+            channel = guild.get_channel_or_thread(int(key)) if key and key.isdigit() else None
+            if channel is not None:
+                return can_see(interaction.user, channel)
+        return False
+
+    async def personas(self, interaction: discord.Interaction) -> None:
+        seats = cast_seats(self.rt.core.formats)
+        cast = [
+            (p.ref(), " · ".join(seats.get(pid, ["not seated"])), p.voice)
+            for pid, p in self.rt.personas.items()
+        ]
+        await interaction.response.send_message(
+            embed=embed_of(personas_card(cast)), ephemeral=True, allowed_mentions=NO_MENTIONS
+        )
+
+
+def cast_seats(formats: FormatsSettings) -> dict[str, list[str]]:
+    """persona id → the seats it has in each format's configured cast."""
+    seats: dict[str, list[str]] = {}
+
+    def seat(persona_id: str | None, text: str) -> None:
+        if persona_id is not None:
+            seats.setdefault(persona_id, []).append(text)
+
+    arena, oxford, council, panel = formats.arena, formats.oxford, formats.council, formats.panel
+    for pid in arena.pool:
+        seat(pid, "arena proposition pool")
+    seat(arena.opposition, "arena opposition")
+    seat(arena.moderator, "arena moderator")
+    for pid, role in (
+        (oxford.proposer, "proposer"),
+        (oxford.critic, "critic"),
+        (oxford.moderator, "moderator"),
+        (oxford.judge, "judge"),
+    ):
+        seat(pid, f"oxford {role}")
+    for member in council.agents:
+        seat(member.persona, "council member")
+    seat(council.moderator, "council moderator")
+    for pid in panel.agents:
+        seat(pid, "panellist")
+    seat(panel.synthesiser, "panel synthesiser")
+    return seats
+
+
+def build_group(commands: DebateCommands) -> app_commands.Group:
+    group = app_commands.Group(name="debate", description="Debates between AI personas", guild_only=True)
+
+    @group.command(name="start", description="Start a debate between AI personas in a new thread")
+    @app_commands.describe(
+        topic="the motion to debate, e.g. Should cities ban cars?",
+        format="the debate format (default arena)",
+        duration="arena: seconds of debate time, votes excluded (30-7200; default from config)",
+        exchanges="arena: exchanges per round before each vote (1-10; default from config)",
+        humans="arena, oxford, council: how people in the thread vote (default from config)",
+        document1="panel: the first panellist's document (.txt or .md)",
+        document2="panel: the second panellist's document",
+        document3="panel: the third panellist's document",
+        question_document="panel: draw the questions from this document (the topic is its subject)",
+    )
+    @app_commands.choices(format=format_choices(), humans=HUMAN_CHOICES)
+    async def start(
+        interaction: discord.Interaction,
+        topic: app_commands.Range[str, 1, MAX_TOPIC_OPTION],
+        format: str | None = None,
+        duration: app_commands.Range[int, MIN_DURATION, MAX_DURATION] | None = None,
+        exchanges: app_commands.Range[int, MIN_EXCHANGES, MAX_EXCHANGES] | None = None,
+        humans: str | None = None,
+        document1: discord.Attachment | None = None,
+        document2: discord.Attachment | None = None,
+        document3: discord.Attachment | None = None,
+        question_document: discord.Attachment | None = None,
+    ) -> None:
+        documents = tuple(d for d in (document1, document2, document3) if d is not None)
+        request = StartRequest(topic, format, duration, exchanges, humans, documents, question_document)
+        await commands.launcher.start(interaction, request)
+
+    # the client enforces the configured topic length too (the server checks it again)
+    start._params["topic"].max_value = commands.rt.core.limits.max_topic_length
+
+    @group.command(name="stop", description="End the debate in this channel now (with its closing card)")
+    async def stop(interaction: discord.Interaction) -> None:
+        await commands.stop(interaction)
+
+    @group.command(name="status", description="Phase, speaker, round and time left of the debate here")
+    async def status(interaction: discord.Interaction) -> None:
+        await commands.status(interaction)
+
+    @group.command(name="transcript", description="The debate here (or by id) as a Markdown file")
+    @app_commands.describe(debate="a debate id from a closing card (default: the latest one here)")
+    async def transcript(interaction: discord.Interaction, debate: str | None = None) -> None:
+        await commands.transcript(interaction, debate)
+
+    @transcript.autocomplete("debate")
+    async def debate_ids(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return await commands.transcript_choices(interaction, current)
+
+    @group.command(name="personas", description="The cast of personas")
+    async def personas(interaction: discord.Interaction) -> None:
+        await commands.personas(interaction)
+
+    return group

@@ -1,0 +1,1 @@
+"""Setting the Discord bot up on a server: the invite's permissions."""

@@ -1,0 +1,263 @@
+"""Event → what the debate thread should show (display operations). Pure: no I/O, only the little
+state rendering needs (turn texts, vote cards, the opening card)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import assert_never
+
+from adapters.ballot_words import clicking
+from adapters.discord.render.cards import (
+    clock_line,
+    closing_card,
+    ending_text,
+    notice_text,
+    opening_card,
+    option_label,
+    switch_text,
+    verdict_card,
+)
+from adapters.discord.render.chunking import split_message
+from adapters.discord.render.ops import MESSAGE_LIMIT, Attachment, Card, Op, Post, React, Show
+from adapters.discord.render.votecard import BallotView, vote_card
+from core.events import (
+    Artifact,
+    ClockTick,
+    DebateCompleted,
+    DebateStarted,
+    Event,
+    HumanVoteOpened,
+    Notice,
+    PhaseChanged,
+    SpeakerSwitched,
+    TurnCompleted,
+    TurnDelta,
+    TurnStarted,
+    Verdict,
+    VoteCast,
+    VoteWithdrawn,
+    VotingClosed,
+    VotingStarted,
+)
+from core.formats.council import ABSTAIN
+from core.models import PersonaRef, VoteOption
+
+CURSOR = " ▌"
+OPENING = "opening"
+CLOSING = "closing"
+
+
+def turn_slot(turn_id: str) -> str:
+    return f"turn:{turn_id}"
+
+
+def vote_slot(vote_id: str) -> str:
+    return f"vote:{vote_id}"
+
+
+@dataclass
+class _Turn:
+    speaker: PersonaRef
+    heading: str
+    text: str = ""
+
+
+def turn_posts(speaker: PersonaRef, heading: str, text: str, *, cursor: bool = False) -> tuple[Post, ...]:
+    """A turn as one or more messages in the persona's name: a small heading, then the text."""
+    body = f"-# {heading}\n{text}" if heading else text
+    chunks = split_message(body, MESSAGE_LIMIT - len(CURSOR)) or [f"-# {heading}"]
+    if cursor:
+        chunks[-1] += CURSOR
+    return tuple(Post(content=chunk, persona=speaker) for chunk in chunks)
+
+
+def _final_text(event: TurnCompleted, document: str | None = None) -> str:
+    text = f"*{event.text}*" if event.fallback else event.text
+    extra: list[str] = []
+    if event.interrupted:
+        extra.append("-# (interrupted)")
+    source = document or "the document"
+    for quote in event.quotes:
+        mark = f"✔ verified in {source}" if quote.verified else f"✘ not found in {source}"
+        extra.append(f"> “{quote.text}” {mark}")
+    if event.sources:
+        extra.append("Sources:")
+        extra += [f"- [{s.title}](<{s.url}>)" for s in event.sources]
+    return "\n".join([text, *extra]) if extra else text
+
+
+class DiscordView:
+    """Turns each event into display operations, in order."""
+
+    def __init__(self, *, streaming: bool, buttons: bool = False) -> None:
+        self.streaming = streaming
+        self.buttons = buttons  # people vote with buttons (adapters/discord/ballots/buttons.py)
+        self._started: DebateStarted | None = None
+        self._turns: dict[str, _Turn] = {}
+        self._shown: set[str] = set()
+        self._ballots: dict[str, BallotView] = {}
+        self._last_moderator_text = ""
+
+    def mark_shown(self, slots: Iterable[str]) -> None:
+        """Slots already in the thread (a debate resumed after a restart): a turn that starts over
+        replaces what its message shows."""
+        self._shown.update(slots)
+
+    def render(self, event: Event) -> list[Op]:
+        ops = self._render(event)
+        self._shown.update(op.slot for op in ops if isinstance(op, Show))
+        return ops
+
+    def _render(self, event: Event) -> list[Op]:
+        match event:
+            case DebateStarted():
+                self._started = event
+                return [self._opening()]
+            case PhaseChanged():
+                return []
+            case TurnStarted():
+                return self._turn_started(event)
+            case TurnDelta():
+                turn = self._turns.get(event.turn_id)
+                if not self.streaming or turn is None:
+                    return []
+                turn.text += event.text
+                posts = turn_posts(turn.speaker, turn.heading, turn.text, cursor=True)
+                return [Show(turn_slot(event.turn_id), posts, live=True)]
+            case TurnCompleted():
+                turn = self._turns.pop(event.turn_id, None)
+                heading = turn.heading if turn is not None else f"Round {event.round}"
+                if event.role == "moderator":
+                    self._last_moderator_text = event.text
+                posts = turn_posts(
+                    event.speaker, heading, _final_text(event, self._document_of(event.speaker))
+                )
+                return [Show(turn_slot(event.turn_id), posts)]
+            case VotingStarted():
+                ballot = self._ballots[event.vote_id] = BallotView(event)
+                ops: list[Op] = [self._card(ballot)]
+                if event.humans == "vote":  # people's window opens with the vote, once this is seen
+                    ops.extend(self._seeds(event.vote_id, event.options))
+                return ops
+            case HumanVoteOpened():
+                # the ballot's seeds go on only when people may vote, and only for what they may
+                # choose: no bot reactions on a card nobody can vote on, none counted as votes
+                opened = self._ballot_update(event.vote_id, window=event)
+                if opened and event.reason == "tie":  # a tie opened it: its seeds come now
+                    opened.extend(self._seeds(event.vote_id, event.options))
+                return opened
+            case VoteCast():
+                view = self._ballots.get(event.vote_id)
+                if view is None:
+                    return []
+                (view.people if event.voter.human else view.ai)[event.voter.id] = event
+                return [self._card(view, live=event.voter.human)]
+            case VoteWithdrawn():
+                view = self._ballots.get(event.vote_id)
+                if view is None:
+                    return []
+                view.people.pop(event.voter.id, None)
+                return [self._card(view, live=True)]
+            case VotingClosed():
+                return self._ballot_update(event.vote_id, closed=event)
+            case SpeakerSwitched():
+                return [Show(f"switch:{event.seq}", (Post(content=switch_text(event)),))]
+            case ClockTick():
+                status = clock_line(event.elapsed, event.remaining, event.paused)
+                return [self._opening(status, live=True)] if self._started is not None else []
+            case Verdict():
+                return [Show(f"verdict:{event.seq}", (Post(cards=(self._verdict(event),)),))]
+            case Notice():
+                return [Show(f"notice:{event.seq}", (Post(content=notice_text(event)),))]
+            case Artifact():
+                post = Post(content=f"📎 {event.name}", attachment=Attachment(event.name, event.content))
+                return [Show(f"artifact:{event.seq}", (post,))]
+            case DebateCompleted():
+                return self._completed(event)
+            case _:
+                assert_never(event)
+
+    # --- pieces ------------------------------------------------------------------------------
+
+    @property
+    def format(self) -> str:
+        return self._started.format if self._started is not None else ""
+
+    def _document_of(self, speaker: PersonaRef) -> str | None:
+        """The panel's document a panellist answers from (its quotes are checked against it)."""
+        if self._started is None:
+            return None
+        for about in self._started.settings.get("documents") or []:
+            if isinstance(about, dict) and about.get("panellist") == speaker.id and about.get("name"):
+                return str(about["name"])
+        return None
+
+    def _verdict(self, event: Verdict) -> Card:
+        """A council's decision carries its tally and abstentions (from its ballot); others as they are."""
+        ballot = next(
+            (
+                b
+                for b in reversed(self._ballots.values())
+                if event.winner in {o.key for o in b.started.options}
+            ),
+            None,
+        )
+        if self.format != "council" or ballot is None:
+            return verdict_card(event)
+        labels = {o.key: option_label(o) for o in ballot.started.options}
+        order = {p.id: i for i, p in enumerate(ballot.started.voters)}
+        votes = sorted(ballot.ai.values(), key=lambda v: order.get(v.voter.id, len(order)))
+        abstained = [v.voter.name for v in votes if v.choice == ABSTAIN]
+        return verdict_card(event, tally_labels=labels, abstained=abstained)
+
+    def _opening(self, status: str = "", *, live: bool = False) -> Show:
+        assert self._started is not None
+        card = opening_card(self._started, status=status)
+        card = clicking_card(card) if self.buttons else card
+        return Show(OPENING, (Post(cards=(card,)),), live=live)
+
+    def _turn_started(self, event: TurnStarted) -> list[Op]:
+        self._turns[event.turn_id] = _Turn(event.speaker, event.heading)
+        slot = turn_slot(event.turn_id)
+        if event.attempt > 1 and slot in self._shown:
+            posts = turn_posts(event.speaker, event.heading, "↻ *starting over…*", cursor=self.streaming)
+            return [Show(slot, posts)]
+        return []
+
+    def _card(self, view: BallotView, *, live: bool = False) -> Show:
+        card = clicking_card(vote_card(view)) if self.buttons else vote_card(view)
+        return Show(vote_slot(view.started.vote_id), (Post(cards=(card,)),), live=live)
+
+    def _ballot_update(
+        self, vote_id: str, *, window: HumanVoteOpened | None = None, closed: VotingClosed | None = None
+    ) -> list[Op]:
+        view = self._ballots.get(vote_id)
+        if view is None:
+            return []
+        if window is not None:
+            view.window = window
+        if closed is not None:
+            view.closed = closed
+        return [self._card(view)]
+
+    def _seeds(self, vote_id: str, options: Sequence[VoteOption]) -> list[Op]:
+        """The bot's own reactions that make a card a ballot (none with button ballots)."""
+        emojis = tuple(o.emoji for o in options if o.emoji)
+        return [React(vote_slot(vote_id), emojis)] if emojis and not self.buttons else []
+
+    def _completed(self, event: DebateCompleted) -> list[Op]:
+        topic = self._started.topic if self._started is not None else ""
+        summary = event.summary.strip()
+        extra = summary if summary and summary != self._last_moderator_text.strip() else None
+        card = closing_card(event, topic, summary=extra, fmt=self.format)
+        ops: list[Op] = [Show(CLOSING, (Post(cards=(card,)),))]
+        if self._started is not None:
+            ops.append(self._opening(f"Ended: {ending_text(event)}"))
+        return ops
+
+
+def clicking_card(card: Card) -> Card:
+    """The card's voting instructions for button ballots (adapters/ballot_words.py)."""
+    fields = tuple(replace(f, value=clicking(f.value)) for f in card.fields)
+    return replace(card, description=clicking(card.description), fields=fields)

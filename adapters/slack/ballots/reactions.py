@@ -1,0 +1,102 @@
+"""People's votes in one debate: reactions on its vote cards → the debate handle.
+
+Slack reports reactions by name (`+1::skin-tone-2`, `thumbsup`): this maps them to the cards' option
+keys and leaves the rule (`adapters/reaction_ballot.py`) and the wiring to the debate
+(`adapters/card_votes.py`) to the shared code. Reactions are recorded from the moment a card is
+posted; they count only while the debate has a human window open for that vote. When a window opens,
+what is on the card then (`reactions.get`) is taken as the truth, so reactions added early, or
+missed, count too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.card_votes import CardVotes
+from adapters.slack.delivery.sender import NETWORK_ERRORS
+from adapters.slack.render.emoji import normalise_reaction
+from core.session import DebateHandle
+
+log = logging.getLogger(__name__)
+
+
+async def read_card(
+    client: AsyncWebClient, channel: str, ts: str, *, what: str
+) -> dict[str, list[str]] | None:
+    """Who reacts with what on the card now (`reactions.get`): user → reaction names; None when
+    Slack could not say."""
+    try:
+        response = await client.reactions_get(channel=channel, timestamp=ts, full=True)
+    except NETWORK_ERRORS as exc:
+        log.warning("%s: could not read the reactions on card %s: %r", what, ts, exc)
+        return None
+    on_card: dict[str, list[str]] = {}
+    message: Any = response.get("message") or {}
+    for reaction in message.get("reactions") or []:
+        for user in reaction.get("users") or []:
+            on_card.setdefault(str(user), []).append(str(reaction.get("name")))
+    return on_card
+
+
+class ReactionKeys:
+    """A card's options by the reaction names that vote for them."""
+
+    def __init__(self, reactions: Mapping[str, str]) -> None:
+        """`reactions`: option key → the reaction name that votes for it."""
+        self.keys = list(reactions)
+        self._key_of = {name: key for key, name in reactions.items()}
+
+    def key_of(self, reaction: str) -> str | None:
+        return self._key_of.get(normalise_reaction(reaction))
+
+    def on_card(self, people: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+        return {p: [k for n in names if (k := self.key_of(n))] for p, names in people.items()}
+
+
+class HumanVotes:
+    def __init__(self, *, bot_user_id: str | None) -> None:
+        self._bot_user_id = bot_user_id
+        self._handle: DebateHandle | None = None
+        self._cards: dict[str, tuple[CardVotes, ReactionKeys]] = {}
+        self._vote_of_card: dict[str, str] = {}
+
+    def attach(self, handle: DebateHandle) -> None:
+        self._handle = handle
+        for card, _ in self._cards.values():
+            card.bind(handle)
+
+    def card_posted(self, vote_id: str, ts: str, reactions: Mapping[str, str]) -> None:
+        keys = ReactionKeys(reactions)
+        self._cards[vote_id] = (CardVotes(vote_id, keys.keys, self._handle), keys)
+        self._vote_of_card[ts] = vote_id
+
+    def vote_on(self, ts: str) -> str | None:
+        return self._vote_of_card.get(ts)
+
+    async def reaction(self, ts: str, user: str, name: str, *, added: bool) -> None:
+        vote_id = self._vote_of_card.get(ts)
+        if vote_id is None or user == self._bot_user_id:
+            return
+        card, keys = self._cards[vote_id]
+        await card.reaction(user, keys.key_of(name), added=added)
+
+    async def window_opened(
+        self, vote_id: str, options: Iterable[str], on_card: Mapping[str, Iterable[str]] | None
+    ) -> None:
+        """People may now vote for `options`: count what they have on the card now (the bot's own
+        reactions excluded), and take back a recorded vote whose reaction is no longer there.
+        Without `on_card` (Slack could not say), the reactions seen so far count."""
+        found = self._cards.get(vote_id)
+        if found is None:
+            return
+        card, keys = found
+        people = (
+            None
+            if on_card is None
+            else keys.on_card({u: n for u, n in on_card.items() if u != self._bot_user_id})
+        )
+        await card.window_opened(options, people)

@@ -1,0 +1,3 @@
+"""Stop, Status and Transcript: the opening card's buttons (pure Block Kit), their Bolt handlers, the
+work behind them.
+"""

@@ -1,0 +1,86 @@
+"""The work behind `stop`, `status` and `transcript` (typed or clicked on the opening card): who
+may stop a debate, what it is doing, its transcript attached in the channel."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.host import Host
+from adapters.slack.access import StopPolicy
+from adapters.slack.controls.transcripts import PLATFORM, attach_transcript, find_record
+from adapters.slack.delivery.desk import SlackDesk
+from adapters.slack.delivery.sender import api_error
+from adapters.slack.delivery.sink import NETWORK_ERRORS
+from adapters.slack.errors import PermissionCheckError
+from adapters.slack.inbound.replies import Replies
+from adapters.slack.inbound.requests import Request
+from adapters.slack.render import messages
+from adapters.slack.settings import SlackSettings
+from core.session import DebateHandle
+
+log = logging.getLogger(__name__)
+
+CHECK_TIMEOUT = 2.0  # seconds for the permission check (user groups) before a stop is refused
+STOP_REASON = "stopped by a member of the channel"
+
+
+class Controls:
+    def __init__(self, rt: Host, client: AsyncWebClient, settings: SlackSettings, desk: SlackDesk) -> None:
+        self.rt, self.client, self.desk = rt, client, desk
+        self._stoppers = StopPolicy(settings)
+
+    def running(self, channel: str) -> DebateHandle | None:
+        return self.rt.manager.find(platform=PLATFORM, channel=channel)
+
+    async def status(self, request: Request, replies: Replies) -> None:
+        handle = self.running(request.channel)
+        await replies.say(messages.status_text(handle.status()) if handle else messages.NOTHING_RUNNING)
+
+    async def stop(self, request: Request, replies: Replies) -> None:
+        handle = self.running(request.channel)
+        if handle is None:
+            await replies.say(messages.NOTHING_RUNNING)
+            return
+        try:
+            allowed = await asyncio.wait_for(
+                self._stoppers.allows(
+                    self.client, request.user, starter=handle.binding.started_by, channel=request.channel
+                ),
+                CHECK_TIMEOUT,
+            )
+        except PermissionCheckError as exc:
+            await replies.say(messages.refusal(str(exc)))
+            return
+        except TimeoutError:
+            await replies.say(messages.CHECK_TIMED_OUT)
+            return
+        if not allowed:
+            await replies.say(messages.STOP_NOT_PERMITTED)
+            return
+        log.info("debate %s: stop asked by %s", handle.debate_id, request.user)
+        sink = self.desk.sink_in(request.channel)
+        if sink is not None and sink.debate_id == handle.debate_id:
+            await sink.stop(STOP_REASON)
+        else:
+            await handle.stop(STOP_REASON)
+        await replies.say(messages.stopping(handle.spec.topic))
+
+    async def transcript(self, request: Request, debate_id: str | None, replies: Replies) -> None:
+        record = await find_record(self.rt, team=request.team, channel=request.channel, debate_id=debate_id)
+        if record is None:
+            await replies.say(messages.no_transcript(debate_id))
+            return
+        await replies.confirm(messages.preparing_transcript(record.id))
+        try:
+            await attach_transcript(self.rt, self.client, record)
+        except SlackApiError as exc:
+            await replies.say(messages.transcript_failed(api_error(exc)))
+            return
+        except NETWORK_ERRORS as exc:
+            await replies.say(messages.transcript_failed(type(exc).__name__))
+            return
+        await replies.say(messages.transcript_attached(record.id, record.topic))

@@ -1,0 +1,86 @@
+"""Stop, Status and Transcript buttons on a debate's opening card.
+
+The action ids are fixed (`rostra_card_stop`, …) and a click names the card it came from (channel
+and message ts), which is the debate's thread: so the buttons work whatever process drew the card,
+after any restart. Stop carries Slack's confirmation dialog. The work is the `stop`, `status` and
+`transcript` commands (the same rule on who may stop, the same ephemeral answers), applied only when
+the card's own debate is the one running in its channel.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import aiohttp
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_sdk.errors import SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.host import Host
+from adapters.slack.controls.blocks import STATUS_ACTION, STOP_ACTION, TRANSCRIPT_ACTION
+from adapters.slack.controls.transcripts import PLATFORM
+from adapters.slack.inbound.dispatch import SlackFrontEnd
+from adapters.slack.inbound.replies import MentionReplies
+from adapters.slack.inbound.requests import Request
+
+log = logging.getLogger(__name__)
+
+ENDED = "This debate has ended; the *Transcript* button on its card gives the whole of it."
+UNKNOWN = "I can't find the debate of this card any more."
+RECENT = 200
+SLACK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
+
+
+async def card_debate(rt: Host, *, team: str, channel: str, ts: str) -> tuple[str, bool] | None:
+    """The id of the debate whose opening card is (channel, ts), and whether it is running."""
+    handle = rt.manager.find(platform=PLATFORM, channel=channel)
+    if handle is not None:
+        values = await rt.store.binding_values(handle.debate_id)
+        if values.get("thread_ts") == ts:
+            return handle.debate_id, True
+    for record in await rt.store.list_debates(RECENT):
+        b = record.binding
+        if b.platform != PLATFORM or b.scope != team or b.channel != channel:
+            continue
+        if (await rt.store.binding_values(record.id)).get("thread_ts") == ts:
+            return record.id, False
+    return None
+
+
+def register_card_buttons(app: AsyncApp, front: SlackFrontEnd) -> None:
+    async def on_click(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        client: AsyncWebClient,
+        context: AsyncBoltContext,
+    ) -> None:
+        await ack()
+        container = body.get("container") or {}
+        channel = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
+        ts = str(container.get("message_ts") or "")
+        user = body.get("user") or {}
+        team = str((body.get("team") or {}).get("id") or user.get("team_id") or context.team_id or "")
+        kind = str(action.get("action_id") or "")
+        request = Request(team=team, channel=channel, user=str(user.get("id") or ""), text="")
+        replies = MentionReplies(client, request)
+        found = await card_debate(front.rt, team=team, channel=channel, ts=ts)
+        if found is None:
+            await replies.say(UNKNOWN)
+            return
+        debate_id, running = found
+        if kind == TRANSCRIPT_ACTION:
+            text = f"transcript {debate_id}"
+        elif not running:
+            await replies.say(ENDED)
+            return
+        else:
+            text = "stop" if kind == STOP_ACTION else "status"
+        request = Request(team=team, channel=channel, user=request.user, text=text)
+        await front.handle(request, MentionReplies(client, request), bot_user_id=context.bot_user_id)
+
+    for action_id in (STOP_ACTION, STATUS_ACTION, TRANSCRIPT_ACTION):
+        app.action(action_id)(on_click)

@@ -1,0 +1,41 @@
+"""`transcript [id]`: find a stored debate of this workspace and attach its Markdown to its thread."""
+
+from __future__ import annotations
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.host import Host
+from adapters.stored_debates import latest_debate, named_debate
+from core.ports import DebateRecord
+from core.transcript import to_markdown
+
+PLATFORM = "slack"
+
+
+async def find_record(rt: Host, *, team: str, channel: str, debate_id: str | None) -> DebateRecord | None:
+    """The named debate, else this channel's running or latest debate.
+
+    A debate named by id is served only when asked for from its own channel: whoever asks there can
+    see it, and nobody learns anything (not even that it exists) about a debate held in a channel
+    they may not be able to see.
+    """
+    if debate_id:
+        record = await named_debate(rt, debate_id, platform=PLATFORM, scope=team)
+        if record is None:
+            return None
+        where = await rt.store.binding_values(record.id)
+        return record if (where.get("channel") or record.binding.channel) == channel else None
+    return await latest_debate(rt, platform=PLATFORM, scope=team, channel=channel)
+
+
+async def attach_transcript(rt: Host, client: AsyncWebClient, record: DebateRecord) -> None:
+    """Upload the transcript into the debate's thread (or its channel). Raises Slack errors."""
+    events = await rt.store.events(record.id)
+    where = await rt.store.binding_values(record.id)
+    await client.files_upload_v2(
+        channel=where.get("channel") or record.binding.channel,
+        thread_ts=where.get("thread_ts"),
+        content=to_markdown(record, events),
+        filename=f"rostra-{record.id}.md",
+        title=f"Transcript: {record.topic}",
+    )

@@ -1,0 +1,83 @@
+"""Slack's published rate limits as rate windows shared by every debate in a workspace (one Web API
+client per workspace), and the retry handler that makes a 429 pause the whole rate window."""
+
+from __future__ import annotations
+
+import weakref
+
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.delivery.rates import Limit, RateWindows
+
+TIER3: Limit = (50, 60.0)  # chat.update, chat.delete, reactions.add, conversations.replies: per workspace
+POSTS_PER_CHANNEL: Limit = (1, 1.0)  # chat.postMessage: about one per second per channel
+TIER3_METHODS = frozenset({"chat.update", "chat.delete", "reactions.add", "conversations.replies"})
+
+
+def post_rate(channel: str) -> str:
+    return f"chat.postMessage:{channel}"
+
+
+def slack_limit(name: str) -> Limit:
+    return POSTS_PER_CHANNEL if name.startswith("chat.postMessage:") else TIER3
+
+
+def scaled(limit: Limit, time_factor: float) -> Limit:
+    """The same limit with time compressed by `time_factor` (tests run Slack's rules faster)."""
+    return limit[0], limit[1] * time_factor
+
+
+_RATES: weakref.WeakKeyDictionary[AsyncWebClient, RateWindows] = weakref.WeakKeyDictionary()
+
+
+def share_rates(client: AsyncWebClient, rates: RateWindows) -> None:
+    """Every debate delivered through `client` (one workspace) uses `rates`."""
+    _RATES[client] = rates
+
+
+def rates_of(client: AsyncWebClient) -> RateWindows:
+    """The workspace's rate windows (one Web API client per workspace token)."""
+    rates = _RATES.get(client)
+    if rates is None:
+        rates = _RATES[client] = RateWindows(slack_limit)
+    return rates
+
+
+def rate_name(request: HttpRequest) -> str | None:
+    method = request.url.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+    if method in TIER3_METHODS:
+        return method
+    if method == "chat.postMessage":
+        channel = (request.body_params or {}).get("channel")
+        return post_rate(str(channel)) if channel else None
+    return None
+
+
+class WindowedRateLimitRetryHandler(AsyncRateLimitErrorRetryHandler):
+    """slack_sdk's own 429 handler (it waits Retry-After and retries the call); besides, the whole
+    rate window the call belongs to pauses for that long, so other debates do not run into it too."""
+
+    def __init__(self, rates: RateWindows, max_retry_count: int) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.rates = rates
+
+    async def prepare_for_next_attempt_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> None:
+        if response is not None and (name := rate_name(request)) is not None:
+            headers = {k.lower(): v for k, v in response.headers.items()}
+            retry_after = headers.get("retry-after", ["1"])
+            value = retry_after[0] if isinstance(retry_after, list) else retry_after
+            self.rates[name].pause(float(value) if str(value).replace(".", "", 1).isdigit() else 1.0)
+        await super().prepare_for_next_attempt_async(
+            state=state, request=request, response=response, error=error
+        )

@@ -1,0 +1,343 @@
+"""Carries out ops in one debate's thread through the Web API (the thin, effectful layer).
+
+It maps message keys to Slack timestamps, posts persona messages under the persona's name and
+icon (`chat:write.customize`) and, when Slack refuses that, falls back to a bold name prefix and
+says so once in the thread. What it sends is remembered with the debate (`remember`): each message's
+timestamp (`ts:<key>`), each file sent (`file:<name>`), so that after a restart (`restore`) it edits
+the same messages and never posts or uploads anything twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.delivery.rates import post_rate, rates_of
+from adapters.slack.render.blocks import context
+from adapters.slack.render.emoji import icon_emoji
+from adapters.slack.render.ops import OPENING, Delete, Op, Post, Update, Upload
+from adapters.slack.render.text import escape, model_text, split_message
+from core.models import PersonaRef
+
+log = logging.getLogger(__name__)
+
+NETWORK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
+MARKER = "rostra_message"
+"""Message metadata event type: every message Rostra posts carries its key, so that a post whose
+answer was lost can be found in the thread instead of being posted twice."""
+NOTE_KEY = "note:custom-names"
+NO_CUSTOM_NAMES_NOTE = (
+    "ℹ️ Persona names are shown in bold: Slack refused custom names and icons for Rostra's messages"
+    " here (the app needs the `chat:write.customize` scope)."
+)
+
+
+@dataclass
+class PersonaIdentity:
+    """Whether a workspace lets Rostra post under persona names (shared by its debates)."""
+
+    allowed: bool = True
+
+
+def refused_customisation(exc: SlackApiError) -> bool:
+    """Slack's answer when a post with `username`/`icon_*` is not allowed for this app."""
+    error = exc.response.get("error")
+    needed = str(exc.response.get("needed") or "")
+    return error == "missing_scope" and (not needed or "chat:write.customize" in needed)
+
+
+def persona_prefix(persona: PersonaRef) -> str:
+    return f"*{persona.emoji} {escape(persona.name)}*\n"
+
+
+def api_error(exc: SlackApiError) -> str:
+    return str(exc.response.get("error") or "unknown_error")
+
+
+def ambiguous(exc: Exception) -> bool:
+    """A failure after which Slack may or may not have carried the call out."""
+    if isinstance(exc, SlackApiError):
+        return int(exc.response.status_code) >= 500
+    return isinstance(exc, NETWORK_ERRORS)
+
+
+# Sent with every message: nothing is parsed into a mention, nothing unfurls into a preview.
+_SAFE: dict[str, Any] = {"parse": "none", "link_names": False}
+_NO_UNFURL: dict[str, Any] = {"unfurl_links": False, "unfurl_media": False}
+
+
+class SlackSender:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        *,
+        channel: str,
+        thread_ts: str,
+        identity: PersonaIdentity,
+        limit: int,
+        remember: Callable[[str, str], Awaitable[None]],
+    ) -> None:
+        self.client = client
+        self.channel = channel
+        self.thread_ts = thread_ts
+        self.identity = identity
+        self.limit = limit
+        self.ts_of: dict[str, str] = {OPENING: thread_ts}
+        self._remember = remember
+        self._prefix: dict[str, str] = {}
+        self._sent: dict[str, tuple[str, tuple[Any, ...]]] = {}
+        self._reactions: dict[str, tuple[str, ...]] = {}  # a message's ballot, until it is posted
+        self._newest = thread_ts  # the newest message posted here (where a lost post is looked for)
+        self._rates = rates_of(client)
+        self._files: set[str] = set()
+        self._told_no_custom_names = False
+
+    # --- after a restart ------------------------------------------------------------------------
+
+    def restore(self, values: Mapping[str, str]) -> None:
+        """Take back what was sent before a restart, from the debate's stored binding values."""
+        for key, value in values.items():
+            if key.startswith("ts:") and value:
+                self.ts_of[key.removeprefix("ts:")] = value
+            elif key.startswith("file:"):
+                self._files.add(key.removeprefix("file:"))
+        self.ts_of[OPENING] = self.thread_ts
+        if NOTE_KEY in self.ts_of:  # Slack refused persona names here, and the thread was told
+            self.identity.allowed = False
+            self._told_no_custom_names = True
+
+    def assume(self, op: Op) -> None:
+        """What `op` left in the thread before a restart (nothing is sent): message prefixes and
+        deleted messages. Edits are not assumed to have landed, so the next one is always sent."""
+        match op:
+            case Post():
+                if op.key in self.ts_of and op.persona is not None and not self.identity.allowed:
+                    self._prefix[op.key] = persona_prefix(op.persona)
+            case Delete():
+                self.ts_of.pop(op.key, None)
+            case Update() | Upload():
+                pass
+
+    async def apply(self, op: Op) -> None:
+        match op:
+            case Post():
+                await self._post(op)
+            case Update():
+                await self._update(op)
+            case Delete():
+                await self._delete(op)
+            case Upload():
+                await self._upload(op)
+
+    # --- posting --------------------------------------------------------------------------------
+
+    async def _send(self, text: str, blocks: tuple[Any, ...], *, key: str | None = None, **extra: Any) -> str:
+        """Post a message; with `key`, one that is never posted twice: when Slack's answer is lost
+        (a dropped connection, a 5xx) the thread is read back for it before posting again, once."""
+        for attempt in (1, 2):
+            await self._rates[post_rate(self.channel)].take()
+            try:
+                response = await self.client.chat_postMessage(
+                    channel=self.channel,
+                    thread_ts=self.thread_ts,
+                    text=text,
+                    blocks=list(blocks) if blocks else None,
+                    metadata={"event_type": MARKER, "event_payload": {"key": key}} if key else None,
+                    **_SAFE,
+                    **_NO_UNFURL,
+                    **extra,
+                )
+                return self._posted(str(response["ts"]))
+            except (SlackApiError, *NETWORK_ERRORS) as exc:
+                if key is None or attempt == 2 or not ambiguous(exc):
+                    raise
+                log.warning("posting %s: Slack's answer was lost (%r); looking for it", key, exc)
+            landed = await self._landed(key)
+            if landed is not None:
+                log.info("posting %s: it had landed (%s); keeping it", key, landed)
+                return self._posted(landed)
+        raise AssertionError("unreachable")
+
+    def _posted(self, ts: str) -> str:
+        if float(ts) > float(self._newest):
+            self._newest = ts
+        return ts
+
+    async def _landed(self, key: str) -> str | None:
+        """The ts of the message posted with `key` after the newest one known, if Slack has it."""
+        await self._rates["conversations.replies"].take()
+        try:
+            response = await self.client.conversations_replies(
+                channel=self.channel,
+                ts=self.thread_ts,
+                oldest=self._newest,
+                include_all_metadata=True,
+                limit=100,
+            )
+        except (SlackApiError, *NETWORK_ERRORS) as exc:
+            log.warning("could not read the thread back (%r); posting again", exc)
+            return None
+        for message in response.get("messages") or []:
+            metadata = message.get("metadata") or {}
+            payload = metadata.get("event_payload") or {}
+            if metadata.get("event_type") == MARKER and payload.get("key") == key:
+                return str(message["ts"])
+        return None
+
+    async def notice(self, kind: str, text: str) -> None:
+        """One message per kind of failure, posted once and then edited in place."""
+        key = f"note:failed:{kind}"
+        ts = self.ts_of.get(key)
+        blocks = (context(text),)
+        if ts is None:
+            ts = await self._send(text, blocks, key=key)
+            self.ts_of[key] = ts
+            await self._remember(f"ts:{key}", ts)
+        else:
+            await self._rates["chat.update"].take()
+            await self.client.chat_update(
+                channel=self.channel, ts=ts, text=text, blocks=list(blocks), **_SAFE
+            )
+
+    async def _post(self, op: Post) -> None:
+        if op.key in self.ts_of:  # posted before a restart: bring it up to date instead
+            if op.key not in self._sent and await self._shows(self.ts_of[op.key], op):
+                self._sent[op.key] = (op.text, op.blocks)  # an edit would cost the persona's name
+            await self._update(Update(op.key, op.text, op.blocks))
+            for name in op.reactions:
+                await self.react(self.ts_of[op.key], name)
+            return
+        prefix = ""
+        ts: str | None = None
+        self._reactions[op.key] = op.reactions  # a vote card whose post fails keeps its ballot
+        if op.persona is not None and self.identity.allowed:
+            try:
+                ts = await self._send(op.text, op.blocks, key=op.key, **_identity(op.persona))
+            except SlackApiError as exc:
+                if not refused_customisation(exc):
+                    raise
+                log.warning("Slack refused persona names (%s); falling back to bold names", api_error(exc))
+                self.identity.allowed = False
+        if ts is None:
+            if op.persona is not None:
+                await self._tell_no_custom_names()
+                prefix = persona_prefix(op.persona)
+            ts = await self._send(prefix + op.text, op.blocks, key=op.key)
+        self.ts_of[op.key] = ts
+        self._prefix[op.key] = prefix
+        self._sent[op.key] = (op.text, op.blocks)
+        await self._remember(f"ts:{op.key}", ts)
+        for name in op.reactions:
+            await self.react(ts, name)
+
+    async def _shows(self, ts: str, op: Post) -> bool:
+        """Whether the thread's message `ts` already shows `op` (read back once, after a restart)."""
+        await self._rates["conversations.replies"].take()
+        try:
+            response = await self.client.conversations_replies(
+                channel=self.channel, ts=self.thread_ts, oldest=ts, inclusive=True, limit=2
+            )
+        except (SlackApiError, SlackClientError) as exc:
+            log.debug("could not read message %s back: %r", ts, exc)
+            return False
+        messages: list[dict[str, Any]] = list(response.get("messages") or [])
+        found = next((m for m in messages if m.get("ts") == ts), None)
+        return found is not None and found.get("text") == self._prefix.get(op.key, "") + op.text
+
+    async def _tell_no_custom_names(self) -> None:
+        if self._told_no_custom_names:
+            return
+        self._told_no_custom_names = True
+        ts = await self._send(NO_CUSTOM_NAMES_NOTE, (context(NO_CUSTOM_NAMES_NOTE),), key=NOTE_KEY)
+        self.ts_of[NOTE_KEY] = ts
+        await self._remember(f"ts:{NOTE_KEY}", ts)
+
+    async def react(self, ts: str, name: str) -> None:
+        await self._rates["reactions.add"].take()
+        try:
+            await self.client.reactions_add(channel=self.channel, timestamp=ts, name=name)
+        except SlackApiError as exc:
+            if api_error(exc) != "already_reacted":
+                raise
+
+    # --- editing --------------------------------------------------------------------------------
+
+    async def _update(self, op: Update) -> None:
+        ts = self.ts_of.get(op.key)
+        if ts is None and not op.interim and op.key != OPENING:  # its post failed: post it now
+            reactions = self._reactions.get(op.key, ())
+            await self._post(Post(op.key, op.text, op.blocks, persona=op.persona, reactions=reactions))
+            return
+        if ts is None:
+            log.debug("no message for %s; update skipped", op.key)
+            return
+        if self._sent.get(op.key) == (op.text, op.blocks):
+            return
+        if not op.interim:  # an interim edit took its share of the rate window when it was let through
+            await self._rates["chat.update"].take()
+        await self.client.chat_update(
+            channel=self.channel,
+            ts=ts,
+            text=self._prefix.get(op.key, "") + op.text,
+            blocks=list(op.blocks) if op.blocks else None,
+            **_SAFE,
+        )
+        self._sent[op.key] = (op.text, op.blocks)
+
+    async def _delete(self, op: Delete) -> None:
+        ts = self.ts_of.pop(op.key, None)
+        self._sent.pop(op.key, None)
+        if ts is None:
+            return
+        await self._remember(f"ts:{op.key}", "")
+        await self._rates["chat.delete"].take()
+        try:
+            await self.client.chat_delete(channel=self.channel, ts=ts)
+        except SlackApiError as exc:
+            if api_error(exc) != "message_not_found":  # already gone (deleted before a restart)
+                raise
+
+    # --- files ----------------------------------------------------------------------------------
+
+    async def _upload(self, op: Upload) -> None:
+        if op.filename in self._files:  # sent before a restart
+            return
+        try:
+            await self.client.files_upload_v2(
+                channel=self.channel,
+                thread_ts=self.thread_ts,
+                content=op.content,
+                filename=op.filename,
+                title=op.title,
+            )
+            await self._sent_file(op.filename)
+            return
+        except SlackApiError as exc:
+            reason = api_error(exc)
+        except SlackClientError as exc:
+            reason = type(exc).__name__
+        log.warning("could not upload %s (%s); posting it as text", op.filename, reason)
+        lead = f"📎 *{escape(op.filename)}* (it could not be attached as a file: {escape(reason)})"
+        await self._send(lead, (context(lead),))
+        for index, part in enumerate(split_message(model_text(op.content.strip()), self.limit)):
+            await self._post(Post(f"file:{op.filename}:{index}", part))
+        await self._sent_file(op.filename)
+
+    async def _sent_file(self, filename: str) -> None:
+        self._files.add(filename)
+        await self._remember(f"file:{filename}", "sent")
+
+
+def _identity(persona: PersonaRef) -> dict[str, Any]:
+    identity: dict[str, Any] = {"username": persona.name}
+    if persona.avatar_url:
+        identity["icon_url"] = persona.avatar_url
+    elif (emoji := icon_emoji(persona.emoji)) is not None:
+        identity["icon_emoji"] = emoji
+    return identity

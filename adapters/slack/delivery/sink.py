@@ -1,0 +1,352 @@
+"""One debate's sink: events are queued (emit returns at once) in the debate's ordered delivery queue
+(adapters/delivery/queue.py, shared with Discord), whose one worker hands each to `_deliver_item` in
+order and sends the interim edits the pacing held back when they fall due. The worker is the
+debate's error funnel on the Slack side.
+
+After a restart a sink is rebuilt for the debate's existing thread (`restore`): the stored events the
+thread had already been shown are rendered again without sending anything, so the view knows what
+each message shows, and the stored timestamps say which message is which. Stored events the thread
+never got (the bot stopped with them still queued) are delivered first, then the debate's new events.
+Delivery is idempotent per message: a message that was posted is edited, never posted again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.delivery.queue import DeliveryQueue
+from adapters.delivery.thread_sink import ThreadSink
+from adapters.metering import record_delivery
+from adapters.slack.ballots.countdown import Countdowns
+from adapters.slack.ballots.reactions import HumanVotes, read_card
+from adapters.slack.delivery.rates import rates_of
+from adapters.slack.delivery.sender import NETWORK_ERRORS as NETWORK_ERRORS  # used beside the sink
+from adapters.slack.delivery.sender import PersonaIdentity, SlackSender, api_error
+from adapters.slack.delivery.throttle import EditThrottle
+from adapters.slack.render.emoji import option_reactions
+from adapters.slack.render.events import SlackView
+from adapters.slack.render.ops import Op, Post, Update, Upload, vote_key
+from adapters.slack.settings import SlackSettings
+from core.clock import Clock, RealClock
+from core.events import (
+    DebateCompleted,
+    Event,
+    HumanVoteOpened,
+    TurnDelta,
+    VotingClosed,
+    VotingStarted,
+)
+from core.ports import Store
+from core.session import DebateHandle
+
+log = logging.getLogger(__name__)
+
+# Errors after which nothing more can be shown in the thread: the debate is stopped.
+FATAL_ERRORS = frozenset(
+    {
+        "channel_not_found",
+        "not_in_channel",
+        "is_archived",
+        "thread_not_found",
+        "invalid_auth",
+        "account_inactive",
+        "token_revoked",
+        "no_permission",
+    }
+)
+DELIVERED = "delivered"  # binding key: the seq of the last event the thread was fully shown
+
+
+def delivery_failed(error: str, count: int) -> str:
+    what = "a message" if count == 1 else f"{count} messages or edits"
+    return (
+        f"⚠️ Slack refused {what} (`{error}`), so part of the debate is missing here; the debate goes"
+        " on, and its transcript has the full text."
+    )
+
+
+@dataclass(frozen=True)
+class _Queued:
+    event: Event
+    live: bool = True  # False: a stored event the thread never got, caught up after a restart
+
+
+@dataclass(frozen=True)
+class _Resumed:
+    """Refresh the opening card once the thread has caught up after a restart."""
+
+
+@dataclass(frozen=True)
+class _Countdown:
+    """Redraw a vote card for `now` (how long its people's window has left)."""
+
+    vote_id: str
+    now: datetime
+
+
+_Item = _Queued | _Resumed | _Countdown
+
+
+class SlackSink(ThreadSink):
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        *,
+        channel: str,
+        thread_ts: str,
+        settings: SlackSettings,
+        identity: PersonaIdentity,
+        store: Store,
+        bot_user_id: str | None,
+        debate_id: str | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        super().__init__(store, debate_id)
+        self.channel = channel
+        self.thread_ts = thread_ts
+        self._client = client
+        self._view = SlackView(
+            streaming=settings.streaming,
+            limit=settings.message_limit,
+            buttons=settings.ballot == "buttons",  # button ballots (ballots/buttons/handlers.py)
+        )
+        self._sender = SlackSender(
+            client,
+            channel=channel,
+            thread_ts=thread_ts,
+            identity=identity,
+            limit=settings.message_limit,
+            remember=self._remember,
+        )
+        self._throttle = EditThrottle(settings.edit_interval, asyncio.get_running_loop().time)
+        self._rates = rates_of(client)
+        self._votes = HumanVotes(bot_user_id=bot_user_id)
+        self._on_finished: Callable[[SlackSink], None] | None = None
+        self._queue: DeliveryQueue[_Item, Update] = DeliveryQueue(
+            deliver=self._deliver_item,
+            send=self._send,
+            pacing=self._throttle,
+            name=lambda: f"Slack debate {self.debate_id}",
+            on_demand=False,
+            is_last=lambda item: isinstance(item, _Queued) and isinstance(item.event, DebateCompleted),
+            describe=_describe,
+            on_stopped=self._finished,
+        )
+        self._watch: asyncio.Task[None] | None = None
+        self._gave_up = False
+        self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
+        self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
+        self._countdowns = Countdowns(  # "about … left" on open vote cards, in people's time
+            clock or RealClock(), lambda vote_id, now: self._queue.put(_Countdown(vote_id, now))
+        )
+
+    @property
+    def finished(self) -> bool:
+        return self._queue.finished
+
+    async def emit(self, event: Event) -> None:
+        self._queue.put(_Queued(event))
+
+    def restore(self, events: Sequence[Event], values: Mapping[str, str]) -> None:
+        """Pick up a thread after a restart (call before any new event arrives).
+
+        `events` is the debate's stored log and `values` its stored binding values. Events up to the
+        last one the thread was fully shown rebuild the view and the open vote cards without sending
+        anything; the later ones are queued to be delivered first.
+        """
+        self._sender.restore(values)
+        shown = int(values.get(DELIVERED) or 0)
+        for event in events:
+            if event.seq > shown:
+                self._queue.put(_Queued(event, live=False))
+                continue
+            for op in self._view.render(event):
+                self._sender.assume(op)
+            if isinstance(event, VotingStarted):
+                self._card_posted(event)
+                if vote_key(event.vote_id) in self._sender.ts_of:
+                    self._card_reports.shown_before(event.vote_id)
+        self._queue.put(_Resumed())
+
+    def attach(self, handle: DebateHandle, on_finished: Callable[[SlackSink], None]) -> None:
+        """Start delivering once the debate has a handle (events queued before are kept)."""
+        self._bind(handle)
+        self._votes.attach(handle)
+        self._start(on_finished)
+        self._watch = asyncio.create_task(self._watch_end(handle), name=f"slack-sink-end-{handle.debate_id}")
+
+    def close_out(self, on_finished: Callable[[SlackSink], None]) -> None:
+        """A debate that will not run again (it was closed on resume): deliver what is queued, then end."""
+        self._start(on_finished)
+        self._queue.end()
+
+    def _start(self, on_finished: Callable[[SlackSink], None]) -> None:
+        self._on_finished = on_finished
+        self._queue.start()
+
+    def shows_vote(self, ts: str) -> bool:
+        return self._votes.vote_on(ts) is not None
+
+    async def reaction(self, ts: str, user: str, name: str, *, added: bool) -> None:
+        await self._votes.reaction(ts, user, name, added=added)
+
+    async def delivered(self) -> None:
+        """Wait until the debate's last event has been delivered."""
+        await self._queue.idle()
+
+    async def aclose(self) -> None:
+        await self._countdowns.stop_all()
+        if self._watch is not None and not self._watch.done():
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+        await self._queue.aclose()
+
+    # --- the worker -----------------------------------------------------------------------------
+
+    def _finished(self) -> None:
+        self._countdowns.cancel_all()  # nothing is delivered any more (the worker's end awaited the rest)
+        if self._watch is not None:
+            self._watch.cancel()
+        if self._on_finished is not None:
+            self._on_finished(self)
+
+    async def _watch_end(self, handle: DebateHandle) -> None:
+        """A debate cut short without DebateCompleted (the bot shutting down) still ends delivery."""
+        await handle.wait()
+        self._queue.end()
+
+    async def _deliver_item(self, item: _Item) -> None:
+        """Show one queued item (the queue's worker calls it, in order). An event whose delivery
+        failed counts as shown too (the queue logs the failure): it is not sent again after a restart."""
+        if isinstance(item, _Resumed):
+            await self._apply(self._view.resumed())
+            return
+        if isinstance(item, _Countdown):
+            op = self._view.countdown(item.vote_id, item.now)
+            if op is not None and item.vote_id in self._countdowns:
+                await self._apply(op)
+            return
+        event = item.event
+        try:
+            await self._deliver(event, live=item.live)
+        except Exception:
+            if not isinstance(event, TurnDelta):
+                await self._shown(event.seq)
+            raise
+        if not isinstance(event, TurnDelta):
+            await self._shown(event.seq)
+
+    async def _deliver(self, event: Event, *, live: bool) -> None:
+        if isinstance(event, VotingClosed):
+            await self._countdowns.stop(event.vote_id)  # the closed card replaces the countdown
+        elif isinstance(event, DebateCompleted):
+            await self._countdowns.stop_all()
+        ops = list(self._view.render(event))
+        for op in ops:
+            await self._apply(op)
+        if live:
+            record_delivery("slack", event)  # delivery lag metric (adapters.metering)
+        if isinstance(event, VotingStarted):
+            self._started[event.vote_id] = event
+            await self._card_shown(event, ops)
+            self._card_posted(event)
+        elif isinstance(event, HumanVoteOpened) and event.vote_id in self._started:
+            self._card_posted(self._started[event.vote_id])  # a card whose first post failed is up now
+        if isinstance(event, HumanVoteOpened) and live:
+            await self._countdowns.start(event, name=f"slack-countdown-{self.debate_id}-{event.vote_id}")
+        if isinstance(event, HumanVoteOpened) and live and not self._view.buttons:  # buttons: clicks count
+            # A window in a caught-up event is not counted: if it is still open after a restart the
+            # debate opens it again (a new event), and that one counts what is on the card.
+            await self._count_reactions_on_card(event.vote_id, [o.key for o in event.options])
+
+    async def _card_shown(self, event: VotingStarted, ops: list[Op]) -> None:
+        if event.humans == "off":
+            return
+        key = vote_key(event.vote_id)
+
+        async def post_again() -> None:
+            for op in ops:
+                if isinstance(op, Post) and op.key == key:
+                    await self._send(op)
+
+        def is_up() -> bool:
+            return key in self._sender.ts_of
+
+        await self._card_reports.report(
+            event.vote_id, is_up=is_up, post_again=None if self._gave_up else post_again
+        )
+
+    def _card_posted(self, event: VotingStarted) -> None:
+        ts = self._sender.ts_of.get(vote_key(event.vote_id))
+        if ts is not None and self._votes.vote_on(ts) is None:
+            self._votes.card_posted(event.vote_id, ts, option_reactions(event.options))
+
+    async def _apply(self, op: Op) -> None:
+        if isinstance(op, Update) and op.interim:
+            if not self._throttle.offer(op):
+                return
+        elif not isinstance(op, Upload):
+            self._throttle.drop(op.key)
+        await self._send(op)
+
+    async def _send(self, op: Op) -> None:
+        """Carry one op out. The client has already retried what is safe to retry; an interim
+        update that fails is superseded by the next one, anything else is reported in the thread
+        (one notice per kind of failure, edited in place)."""
+        if self._gave_up:
+            return
+        if isinstance(op, Update) and op.interim and not self._rates["chat.update"].try_take():
+            self._throttle.hold(op)  # the workspace's edits are short: finals first, this one later
+            return
+        try:
+            await self._sender.apply(op)
+        except SlackApiError as exc:
+            error = api_error(exc)
+            log.warning("debate %s: Slack refused %s (%s)", self.debate_id, type(op).__name__, error)
+            if error in FATAL_ERRORS:
+                await self._give_up(error)
+            elif not (isinstance(op, Update) and op.interim):
+                await self._notice(error)
+        except NETWORK_ERRORS as exc:
+            log.warning("debate %s: could not reach Slack for %s: %r", self.debate_id, type(op).__name__, exc)
+            if not (isinstance(op, Update) and op.interim):
+                await self._notice("no_answer")
+
+    async def _notice(self, error: str) -> None:
+        count = self._failures[error] = self._failures.get(error, 0) + 1
+        try:
+            await self._sender.notice(error, delivery_failed(error, count))
+        except (SlackApiError, *NETWORK_ERRORS) as exc:
+            log.warning("debate %s: could not post the delivery notice: %r", self.debate_id, exc)
+
+    async def _give_up(self, error: str) -> None:
+        """Nothing more can be shown in this thread: stop the debate (it is stored in full)."""
+        self._gave_up = True
+        await self.stop(f"Rostra can no longer post in this channel ({error})")
+
+    async def _count_reactions_on_card(self, vote_id: str, options: list[str]) -> None:
+        ts = self._sender.ts_of.get(vote_key(vote_id))
+        if ts is not None:
+            on_card = await read_card(self._client, self.channel, ts, what=f"debate {self.debate_id}")
+            await self._votes.window_opened(vote_id, options, on_card)
+
+    async def _shown(self, seq: int) -> None:
+        """The thread has been shown every event up to `seq` (what a restart need not send again)."""
+        await self._remember(DELIVERED, str(seq))
+
+
+def _describe(item: _Item) -> str:
+    if isinstance(item, _Resumed):
+        return "the caught-up thread"
+    if isinstance(item, _Countdown):
+        return f"the countdown of vote {item.vote_id}"
+    return f"{item.event.kind} #{item.event.seq}"

@@ -1,0 +1,1 @@
+"""Rostra's App Home tab: the view (pure Block Kit) and its Bolt handlers."""

@@ -1,0 +1,1 @@
+"""The Start modal: the view and what is read from it (pure), and its Bolt handlers."""

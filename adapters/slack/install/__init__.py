@@ -1,0 +1,1 @@
+"""Installing Rostra in Slack workspaces: OAuth, installation stores, workspaces, scopes."""

@@ -1,0 +1,253 @@
+"""Where Rostra keeps each Slack workspace's installation (its bot token) and the OAuth `state`s in
+flight: slack_sdk's async store interfaces, implemented on Rostra's SQLite file (own tables).
+
+`InstallationStore` is the interface the rest of the adapter uses (slack_sdk's
+`AsyncInstallationStore`, which Bolt's OAuth flow and authorization call). The stores are written
+once over a few SQL calls (`Sql`); `_SQLite` runs them on the SQLite file, and
+`adapters.slack.install.installations_pg` on Postgres.
+Tokens are secrets: they are never logged, and a workspace's row is deleted when it uninstalls the
+app or revokes its tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import aiosqlite
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.oauth.installation_store.models.bot import Bot
+from slack_sdk.oauth.installation_store.models.installation import Installation
+from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
+
+log = logging.getLogger(__name__)
+
+InstallationStore = AsyncInstallationStore
+"""The interface: slack_sdk's async installation store (save, find_bot, find_installation, delete_*)."""
+
+STATE_SECONDS = 600  # an install link's `state` is good for ten minutes
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS slack_installations (
+    enterprise_id TEXT NOT NULL DEFAULT '',
+    team_id TEXT NOT NULL DEFAULT '',
+    installed_at DOUBLE PRECISION NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (enterprise_id, team_id)
+);
+CREATE TABLE IF NOT EXISTS slack_oauth_states (
+    state TEXT PRIMARY KEY,
+    expires_at DOUBLE PRECISION NOT NULL
+);
+"""
+_PARAMETER = re.compile(r"\$\d+")
+
+
+class Sql(Protocol):
+    """What the stores need of a database; statements are written with `$1, $2, …` parameters."""
+
+    async def execute(self, sql: str, *args: Any) -> None: ...
+
+    async def execute_all(self, *statements: tuple[str, tuple[Any, ...]]) -> None:
+        """The statements in one transaction."""
+
+    async def fetchval(self, sql: str, *args: Any) -> Any:
+        """The first column of the first row (None without a row); a writing statement is committed."""
+
+    async def column(self, sql: str) -> list[Any]: ...
+
+    async def close(self) -> None: ...
+
+
+def _plain(value: Any) -> Any:
+    return value.timestamp() if isinstance(value, datetime) else value
+
+
+def _key(
+    enterprise_id: str | None, team_id: str | None, is_enterprise_install: bool | None
+) -> tuple[str, str]:
+    """Org-wide installs are keyed by the enterprise alone."""
+    return (enterprise_id or "", "" if is_enterprise_install else (team_id or ""))
+
+
+class _SQLite:
+    """One aiosqlite connection to the file, opened on first use (inside the running loop)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    async def conn(self) -> aiosqlite.Connection:
+        async with self._lock:
+            if self._conn is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = await aiosqlite.connect(self.path)
+                await conn.execute("PRAGMA busy_timeout=5000")
+                await conn.executescript(SCHEMA)
+                await conn.commit()
+                self._conn = conn
+            return self._conn
+
+    async def execute(self, sql: str, *args: Any) -> None:
+        await self.execute_all((sql, args))
+
+    async def execute_all(self, *statements: tuple[str, tuple[Any, ...]]) -> None:
+        conn = await self.conn()
+        for sql, args in statements:
+            await conn.execute(_PARAMETER.sub("?", sql), args)
+        await conn.commit()
+
+    async def fetchval(self, sql: str, *args: Any) -> Any:
+        conn = await self.conn()
+        async with conn.execute(_PARAMETER.sub("?", sql), args) as cur:
+            row = await cur.fetchone()
+        await conn.commit()
+        return None if row is None else row[0]
+
+    async def column(self, sql: str) -> list[Any]:
+        conn = await self.conn()
+        async with conn.execute(sql) as cur:
+            return [r[0] for r in await cur.fetchall()]
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._conn is not None:
+                await self._conn.close()
+                self._conn = None
+
+
+class WholeInstallations(AsyncInstallationStore):
+    """An installation store that keeps each workspace's installation whole (`async_save`): its bot
+    is read from it and deleted with it."""
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        raise NotImplementedError("installations are saved whole (async_save)")
+
+    async def async_find_bot(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        is_enterprise_install: bool | None = False,
+    ) -> Bot | None:
+        installation = await self.async_find_installation(
+            enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=is_enterprise_install
+        )
+        if installation is None or not installation.bot_token:
+            return None
+        bot: Bot = installation.to_bot()
+        return bot
+
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
+
+
+class SqlInstallationStore(WholeInstallations):
+    """Installations in the `slack_installations` table: one row per workspace (or org)."""
+
+    def __init__(self, db: Sql) -> None:
+        self._db = db
+
+    @property
+    def logger(self) -> logging.Logger:
+        return log
+
+    async def async_save(self, installation: Installation) -> None:
+        data = {k: _plain(v) for k, v in installation.to_dict_for_copying().items()}
+        key = _key(installation.enterprise_id, installation.team_id, installation.is_enterprise_install)
+        await self._db.execute(
+            "INSERT INTO slack_installations (enterprise_id, team_id, installed_at, data)"
+            " VALUES ($1, $2, $3, $4) ON CONFLICT (enterprise_id, team_id)"
+            " DO UPDATE SET installed_at = EXCLUDED.installed_at, data = EXCLUDED.data",
+            *key,
+            float(installation.installed_at),
+            json.dumps(data),
+        )
+        log.info("Slack workspace %s installed Rostra", installation.team_id or installation.enterprise_id)
+
+    async def async_find_installation(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        user_id: str | None = None,
+        is_enterprise_install: bool | None = False,
+    ) -> Installation | None:
+        data = await self._db.fetchval(
+            "SELECT data FROM slack_installations WHERE enterprise_id = $1 AND team_id = $2",
+            *_key(enterprise_id, team_id, is_enterprise_install),
+        )
+        return None if data is None else Installation(**json.loads(data))
+
+    async def async_delete_installation(
+        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
+    ) -> None:
+        await self._db.execute(
+            "DELETE FROM slack_installations WHERE enterprise_id = $1 AND team_id = $2",
+            enterprise_id or "",
+            team_id or "",
+        )
+
+    async def teams(self) -> list[str]:
+        """The workspaces that have Rostra installed."""
+        teams = await self._db.column("SELECT team_id FROM slack_installations ORDER BY installed_at")
+        return [str(team) for team in teams if team]
+
+    async def close(self) -> None:
+        await self._db.close()
+
+
+class SqlOAuthStateStore(AsyncOAuthStateStore):
+    """The `state` of each install link, used once (a replayed or stale redirect is refused), by
+    whichever worker gets the redirect."""
+
+    def __init__(self, db: Sql, expiration_seconds: int = STATE_SECONDS) -> None:
+        self._db = db
+        self._ttl = expiration_seconds
+
+    @property
+    def logger(self) -> logging.Logger:
+        return log
+
+    async def async_issue(self, *args: Any, **kwargs: Any) -> str:
+        state = uuid.uuid4().hex
+        now = time.time()
+        await self._db.execute_all(
+            ("DELETE FROM slack_oauth_states WHERE expires_at < $1", (now,)),
+            ("INSERT INTO slack_oauth_states VALUES ($1, $2)", (state, now + self._ttl)),
+        )
+        return state
+
+    async def async_consume(self, state: str) -> bool:
+        expires = await self._db.fetchval(
+            "DELETE FROM slack_oauth_states WHERE state = $1 RETURNING expires_at", state
+        )
+        return expires is not None and float(expires) >= time.time()
+
+    async def close(self) -> None:
+        await self._db.close()
+
+
+class OAuthStores:
+    """The installations and the OAuth states, on one database."""
+
+    def __init__(self, installations: InstallationStore, states: AsyncOAuthStateStore) -> None:
+        self.installations = installations
+        self.states = states
+
+    @classmethod
+    def sqlite(cls, path: Path | str) -> OAuthStores:
+        return cls(SqlInstallationStore(_SQLite(Path(path))), SqlOAuthStateStore(_SQLite(Path(path))))
+
+    async def close(self) -> None:
+        for store in (self.installations, self.states):
+            close = getattr(store, "close", None)
+            if close is not None:
+                await close()
