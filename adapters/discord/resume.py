@@ -78,7 +78,7 @@ class Resumer:
             await self._bind(handles, found)
 
         try:
-            await self._bind(await self.rt.resume_debates(PLATFORM, attach, adopted=adopted), found)
+            await self._bind(await self.rt.recovery.resume_debates(PLATFORM, attach, adopted=adopted), found)
         finally:
             for again in found.values():
                 await again.sink.aclose()

@@ -170,7 +170,7 @@ class DebateCommands:
         seats = cast_seats(self.rt.core.formats)
         cast = [
             (p.ref(), " · ".join(seats.get(pid, ["not seated"])), p.voice)
-            for pid, p in self.rt.personas.items()
+            for pid, p in self.rt.core.personas.items()
         ]
         await interaction.response.send_message(
             embed=embed_of(personas_card(cast)), ephemeral=True, allowed_mentions=NO_MENTIONS
