@@ -359,16 +359,20 @@ class DebateManager:
     ) -> StopAnswer:
         """Stop a debate, whichever process runs it; what happened, for the person who asked.
 
-        Here: the debate is told at once ("stopped"; it closes with its statistics). Elsewhere: the
-        stop is left in the store for the owner, which applies it as it applies relayed votes (at
-        once on Postgres, within `storage.poll_seconds` on SQLite); this waits up to `wait` seconds
-        to see the debate end ("stopped"), else answers "requested" (stored: the owner, or the
-        process that takes the debate over, applies it). "already_ended" and "no_such_debate" when
-        there is nothing to stop. Raises StoreError when the store cannot answer."""
+        Here: the debate is told at once. Elsewhere: the stop is left in the store for the owner,
+        which applies it as it applies relayed votes (at once on Postgres, within
+        `storage.poll_seconds` on SQLite). Either way this waits up to `wait` seconds to see the
+        debate end, closed with its statistics ("stopped"), else answers "requested" (it will: a
+        stop left in the store is applied by the owner, or by the process that takes it over).
+        "already_ended" and "no_such_debate" when there is nothing to stop. Raises StoreError when
+        the store cannot answer."""
         session = self._sessions.get(debate_id)
         if session is not None and not session.done:
             session.request_stop(reason)
-            return "stopped"
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(session.wait(), wait)
+                return "stopped"
+            return "requested"
         record = await self.store.get_debate(debate_id)
         if record is None:
             return "no_such_debate"
