@@ -421,8 +421,8 @@ class PostgresStore:
         async def op(conn: asyncpg.Connection) -> None:
             await conn.execute(CLUSTER.claim_started, platform, channel, debate_id, self._owner)
 
+        self._claims.discard((platform, channel))  # not renewed even if this fails: it lapses
         await self._write(op)
-        self._claims.discard((platform, channel))
 
     async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
         async def op(conn: asyncpg.Connection) -> None:

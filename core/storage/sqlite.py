@@ -386,8 +386,8 @@ class SQLiteStore:
         def op(conn: sqlite3.Connection) -> None:
             conn.execute(CLUSTER.claim_started, (platform, channel, debate_id, self._owner))
 
+        self._claims.discard((platform, channel))  # not renewed even if this fails: it lapses
         await self._write(op)
-        self._claims.discard((platform, channel))
 
     async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
         def op(conn: sqlite3.Connection) -> None:

@@ -187,3 +187,20 @@ async def test_votes_relayed_while_the_owners_listener_is_down_with_3_s_left_are
     assert sorted(e.voter.id for e in cast) == ["u1", "u2", "u3"]
     first = sink.of(VotingClosed)[0]
     assert first.human_tally == {"keep": 0, "replace": 3}
+
+
+async def test_a_live_workers_claim_is_renewed_and_expired_keys_are_purged(url: str) -> None:
+    """The heartbeat keeps a pending claim of a live process past its first expiry, and removes the
+    inbound keys whose time is up (a bounded number per beat)."""
+    settings = StorageSettings(url=url, lease_seconds=1.0, heartbeat_seconds=0.2, busy_timeout=2.0)
+    a, b = await open_store(url, settings), await open_store(url, settings)
+    try:
+        assert isinstance(await a.admit(ask("c1")), Claimed)
+        for n in range(3):
+            assert await a.first_delivery(f"k{n}", 0.1)
+        await asyncio.sleep(2.5)  # two leases: renewed on every beat meanwhile
+        assert await b.admit(ask("c1", person="u2")) == Refused("starting")
+        assert await run_sql(url, "SELECT COUNT(*) FROM deliveries") == [(0,)]
+    finally:
+        await a.close()
+        await b.close()

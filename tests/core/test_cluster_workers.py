@@ -214,8 +214,12 @@ async def test_a_worker_killed_while_it_held_a_claim_and_a_debate(
     url: str, workers: Callable[[], Awaitable[Worker]]
 ) -> None:
     """SIGKILL: its pending claim lapses (the channel frees itself), its running debate is taken over
-    by the other worker, which answers for it; nothing is lost or doubled."""
+    by the other worker, which answers for it; nothing is lost or doubled. The live workers (how the
+    platforms' budgets are split) count one fewer."""
     a, b = await workers(), await workers()
+    for worker in (a, b):
+        await worker.ask("join", role="slack")
+    assert await b.ask("live", role="slack") == {"live": 2}
     await a.ask("admit", scope="T1", channel="C1", user="U1")
     running = (await a.ask("start", channel="C1", topic=TOPIC))["debate_id"]
     await a.ask("admit", scope="T1", channel="C2", user="U2")  # a start in flight when it dies
@@ -231,6 +235,7 @@ async def test_a_worker_killed_while_it_held_a_claim_and_a_debate(
         assert time.monotonic() < deadline, "the dead worker's claim never lapsed"
         await asyncio.sleep(0.5)
     started = (await b.ask("start", channel="C2"))["debate_id"]
+    assert await b.ask("live", role="slack") == {"live": 1}  # its row lapsed with its claim
 
     store = await open_store(url, StorageSettings(url=url))
     try:
