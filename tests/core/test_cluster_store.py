@@ -204,3 +204,18 @@ async def test_a_live_workers_claim_is_renewed_and_expired_keys_are_purged(url: 
     finally:
         await a.close()
         await b.close()
+
+
+async def test_a_workers_share_of_a_budget_follows_the_live_workers(opener: Opener) -> None:
+    """Two Slack workers spend half of a published budget each; once one leaves, the other all of it."""
+    from core.workers import BudgetShare
+
+    a, b = await opener(), await opener()
+    share_a, share_b = BudgetShare(a, "slack", 1.0), BudgetShare(b, "slack", 1.0)
+    await share_a.refresh()
+    await share_b.refresh()
+    await share_a.refresh()
+    assert (share_a.of(50), share_b.of(50)) == (25.0, 25.0)
+    await b.close()
+    await share_a.refresh()
+    assert share_a.of(50) == 50.0
