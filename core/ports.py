@@ -136,6 +136,9 @@ class Store(Protocol):
     a lease that `acquire` takes with a new fencing token and a heartbeat renews. Every write to a
     debate carries that token and raises LeaseLost in a process whose token is no longer current,
     even when nobody owns the debate now.
+
+    What the workers of one bot must agree on lives here too, as atomic operations (see
+    core.storage.cluster): admission claims and cooldowns, inbound delivery keys, live workers.
     """
 
     @property

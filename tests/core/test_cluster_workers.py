@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from core.errors import TOO_MANY_DEBATES
+from core.events import DebateCompleted
 from core.settings import StorageSettings
 from core.storage import open_store
 from tests.helpers import CONFIG_PATH, REPO
@@ -252,3 +253,27 @@ async def test_a_worker_killed_while_it_held_a_claim_and_a_debate(
     assert sorted(await running_in(url)) == sorted([running, started])
     assert await b.ask("stop", debate_id=running) == {"answer": "stopped"}
     assert await running_in(url) == [started]
+
+
+async def test_a_stop_asked_while_its_owner_lies_dead_is_applied_by_the_worker_that_takes_over(
+    url: str, workers: Callable[[], Awaitable[Worker]]
+) -> None:
+    """The Stop is stored while the debate's owner is SIGKILLed; the worker that takes the debate over
+    applies it: the debate ends once, stopped, its log whole."""
+    a, b = await workers(), await workers()
+    await a.ask("admit", scope="T1", channel="C1", user="U1")
+    debate_id = (await a.ask("start", channel="C1", topic=TOPIC))["debate_id"]
+    a.proc.send_signal(signal.SIGKILL)
+    a.proc.wait(timeout=60)
+    assert await b.ask("stop", debate_id=debate_id) == {"answer": "stopped"}  # waits for the takeover
+    store = await open_store(url, StorageSettings(url=url))
+    try:
+        record = await store.get_debate(debate_id)
+        events = await store.events(debate_id)
+    finally:
+        await store.close()
+    assert record is not None and (record.status, record.owner) == ("stopped", "")
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    ends = [e for e in events if isinstance(e, DebateCompleted)]
+    assert len(ends) == 1 and ends[0].reason == "stopped" and ends[0] is events[-1]
+    assert await b.ask("find", channel="C1") == {"debate_id": None}
