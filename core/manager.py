@@ -396,8 +396,7 @@ class DebateManager:
         record = await self.store.get_debate(debate_id)
         if record is None or record.status != "running":
             return None
-        state = DebateState.replay(debate_id, await self.store.events(debate_id))
-        s = state
+        s = DebateState.replay(debate_id, await self.store.events(debate_id))
         speaker = (
             s.open_turn.speaker.name if s.open_turn else (s.active_speaker.name if s.active_speaker else None)
         )
