@@ -9,8 +9,10 @@ Strict where Slack is: `chat.update` keeps the message's text but not the custom
 was posted with (reported for real workspaces; the default delivery must not depend on it), and with
 `enforce_limits()` the published rate limits answer 429 + Retry-After: Tier 3 (about 50 per minute)
 per workspace and method for `chat.update` and `reactions.add`, Tier 4 (about 100 per minute) for a
-file upload's two calls, and about one `chat.postMessage` per second per channel. `fail_next(..., status=DROP_AFTER)` carries a call out and then drops the
-connection without answering (Slack accepted the post; the client cannot know).
+file upload's two calls, and about one `chat.postMessage` per second per channel. An upload must
+send the length it announced; files keep their bytes (`data`) and, as text, their `content`.
+`fail_next(..., status=DROP_AFTER)` carries a call out and then drops the connection without
+answering (Slack accepted the post; the client cannot know).
 
 The server's lifecycle, the call log, faults, rate windows and `wait_until` are the shared base's
 (testkit/server.py); this module holds only Slack's answers and rules.

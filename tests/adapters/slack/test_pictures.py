@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.delivery.rates import RateWindows
