@@ -209,7 +209,8 @@ class DiscordSink(ThreadSink):
     async def _show_event(self, event: Event) -> None:
         ops = list(self._view.render(event))
         if isinstance(event, DebateCompleted):  # drawn within its time limit, else the card goes without
-            ops = with_picture(ops, await closing_picture(self._store, event, enabled=self._pictures))
+            drawn = await closing_picture(self._store, event, enabled=self._pictures and not self._closed)
+            ops = with_picture(ops, drawn)
         for op in ops:
             await self._guarded(op)
             if isinstance(event, VotingStarted) and isinstance(op, Show):
