@@ -11,6 +11,7 @@ from typing import Protocol
 from pydantic import SecretStr
 
 from adapters.discord.settings import DiscordSettings
+from adapters.pictures.settings import ResultsSettings
 from adapters.slack.settings import SlackSettings
 from core.admission import Admission
 from core.manager import DebateManager
@@ -25,6 +26,9 @@ class HostConfig(Protocol):
 
     @property
     def slack(self) -> SlackSettings: ...
+
+    @property
+    def results(self) -> ResultsSettings: ...
 
 
 class HostSecrets(Protocol):

@@ -226,6 +226,7 @@ class Launcher:
             store=self.rt.store,
             cards=self.desk.cards,
             on_finished=self._finished,
+            pictures=self.rt.config.results.picture,
         )
         binding = Binding(
             platform=PLATFORM, scope=str(plan.guild.id), channel=str(thread.id), started_by=str(plan.user.id)

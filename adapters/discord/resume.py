@@ -115,6 +115,7 @@ class Resumer:
             store=self.rt.store,
             cards=self.desk.cards,
             on_finished=self._finished,
+            pictures=self.rt.config.results.picture,
         )
         await self._unarchive(thread)
         events = await self.rt.store.events(record.id)

@@ -192,6 +192,7 @@ class Launcher:
             store=self.rt.store,
             bot_user_id=bot_user_id,
             clock=self.countdown_clock,
+            pictures=self.rt.config.results.picture,
         )
         binding = Binding(
             platform=PLATFORM, scope=request.team, channel=request.channel, started_by=request.user

@@ -110,6 +110,7 @@ async def reattach_thread(
         bot_user_id=bot_user_id,
         debate_id=record.id,
         clock=clock,
+        pictures=rt.config.results.picture,
     )
     sink.restore(await rt.store.events(record.id), values)
     desk.track(sink)
