@@ -38,6 +38,7 @@ InstallationStore = AsyncInstallationStore
 """The interface: slack_sdk's async installation store (save, find_bot, find_installation, delete_*)."""
 
 STATE_SECONDS = 600  # an install link's `state` is good for ten minutes
+MAX_STATES = 10_000  # install links in flight at most (the page is also limited per client)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS slack_installations (
     enterprise_id TEXT NOT NULL DEFAULT '',
@@ -275,9 +276,12 @@ class SqlOAuthStateStore(AsyncOAuthStateStore):
     """The `state` of each install link, used once (a replayed or stale redirect is refused), by
     whichever worker gets the redirect."""
 
-    def __init__(self, db: Sql, expiration_seconds: int = STATE_SECONDS) -> None:
+    def __init__(
+        self, db: Sql, expiration_seconds: int = STATE_SECONDS, max_states: int = MAX_STATES
+    ) -> None:
         self._db = db
         self._ttl = expiration_seconds
+        self._max = max_states
 
     @property
     def logger(self) -> logging.Logger:
@@ -288,9 +292,18 @@ class SqlOAuthStateStore(AsyncOAuthStateStore):
         now = time.time()
         await self._db.execute_all(
             ("DELETE FROM slack_oauth_states WHERE expires_at < $1", (now,)),
+            (  # bounded: the oldest links in flight go first
+                "DELETE FROM slack_oauth_states WHERE expires_at <= (SELECT expires_at FROM"
+                " slack_oauth_states ORDER BY expires_at DESC LIMIT 1 OFFSET $1)",
+                (self._max - 1,),
+            ),
             ("INSERT INTO slack_oauth_states VALUES ($1, $2)", (state, now + self._ttl)),
         )
         return state
+
+    async def live(self) -> int:
+        """How many install links are in flight (states stored)."""
+        return int(await self._db.fetchval("SELECT COUNT(*) FROM slack_oauth_states") or 0)
 
     async def async_consume(self, state: str) -> bool:
         expires = await self._db.fetchval(
