@@ -6,13 +6,14 @@ HTTP 500; a channel that already has a debate is refused inline; a trigger Slack
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from testkit.slack_api import FakeSlack
 from tests.adapters.slack.conftest import ALICE, CHANNEL, SLOW_FIRST_TURN, Harness, open_harness
 from tests.adapters.slack.interactive import slash_alone, submit
 from tests.adapters.slack.test_modal import opened_modal
-from testkit.slack_api import FakeSlack
 
 
 @pytest.mark.parametrize("forged", ["²", "9" * 5000, "-" + "1" * 40, "١٢"])
@@ -30,7 +31,7 @@ async def test_a_forged_number_field_is_refused_inline(slack: Harness, forged: s
     assert await slack.rt.store.list_debates() == []
 
 
-async def test_a_channel_that_has_a_debate_is_refused_in_the_modal(tmp_path, api: FakeSlack) -> None:  # type: ignore[no-untyped-def]
+async def test_a_channel_that_has_a_debate_is_refused_in_the_modal(tmp_path: Path, api: FakeSlack) -> None:
     async with open_harness(tmp_path, api, script=SLOW_FIRST_TURN) as slack:
         await slack.mention("debate Should cities ban cars?")
         await slack.wait_running()

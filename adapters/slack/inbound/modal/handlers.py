@@ -14,6 +14,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.inbound.commands import Start
 from adapters.slack.inbound.dispatch import SlackFrontEnd
 from adapters.slack.inbound.documents import AttachmentError
@@ -31,7 +32,6 @@ from adapters.slack.inbound.modal.blocks import (
     read_submission,
     start_modal,
 )
-from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.inbound.requests import Request
 from adapters.slack.install.scopes import SLASH_COMMAND
 from adapters.slack.render.text import from_slack
