@@ -416,6 +416,13 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
             return {"ok": False, "error": "no_such_subteam"}
         return {"ok": True, "users": self.usergroups[group]}
 
+    def _chat_getPermalink(self, a: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = a.get("channel", ""), str(a.get("message_ts", ""))
+        if (channel, ts) not in self.messages:
+            return {"ok": False, "error": "message_not_found"}
+        link = f"https://rostra-test.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+        return {"ok": True, "channel": channel, "permalink": link}
+
     def _users_info(self, a: dict[str, Any]) -> dict[str, Any]:
         user = a.get("user", "")
         return {"ok": True, "user": {"id": user, "is_bot": user in self.bot_users}}
