@@ -240,7 +240,12 @@ class SqlInstallationStore(WholeInstallations):
         )
         if data is None:
             return None
-        installation = Installation(**json.loads(self._sealer.open(str(data))))
+        try:
+            plain = self._sealer.open(str(data))
+        except UnreadableInstallation as exc:  # as if not installed: the workspace installs again
+            log.warning("Slack workspace %s: %s; reinstall it", team_id or enterprise_id, exc)
+            return None
+        installation = Installation(**json.loads(plain))
         _hold_tokens(installation)
         return installation
 
@@ -255,6 +260,7 @@ class SqlInstallationStore(WholeInstallations):
 
     async def teams(self) -> list[str]:
         """The workspaces that have Rostra installed."""
+        await self.reseal()
         teams = await self._db.column("SELECT team_id FROM slack_installations ORDER BY installed_at")
         return [str(team) for team in teams if team]
 
