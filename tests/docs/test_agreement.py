@@ -137,7 +137,7 @@ def test_the_slack_scope_table_is_the_manifests_scopes() -> None:
 
 
 def secrets_named(text: str) -> set[str]:
-    return set(re.findall(r"\b((?:ANTHROPIC|TAVILY|DISCORD|SLACK)_[A-Z_]+)\b", text))
+    return set(re.findall(r"\b((?:ANTHROPIC|TAVILY|DISCORD|SLACK)_[A-Z_]+|ROSTRA_SECRET_KEY)\b", text))
 
 
 def test_the_secrets_are_the_same_everywhere() -> None:
