@@ -20,7 +20,9 @@ async def test_asking_for_a_transcript_25_times_attaches_one_file(slack: Harness
         await slack.mention("transcript", user=BOB)
         await slack.told(BOB, count)
     await slack.settle()
-    assert len(slack.api.files) == 1
+    names = sorted(f["filename"] for f in slack.api.files.values())
+    transcripts = [n for n in names if n.endswith((".md", ".html"))]
+    assert len(transcripts) == 2  # one Markdown file and its page, for 25 asks
     told = slack.ephemerals_to(BOB)
     assert len(told) == 5
     opening = slack.opening()["ts"]
