@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import signal
 import sys
 import time
@@ -239,7 +238,9 @@ def _demo(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if mode_line:
         console.print(Text(mode_line, style="yellow"))
-    return asyncio.run(_run_demo(runtime, prepared.spec, console, interactive, args.seed, args.chart))
+    return _until_stopped(
+        lambda: _run_demo(runtime, prepared.spec, console, interactive, args.seed, args.chart), console
+    )
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -258,7 +259,23 @@ def _resume(args: argparse.Namespace) -> int:
         console.print(Text(mode_line, style="yellow"))
     runtime = Runtime(config, clock=FakeClock() if args.fast else RealClock(), secrets=secrets)
     interactive = sys.stdin.isatty() and not args.fast
-    return asyncio.run(_run_resume(runtime, args.debate_id, console, interactive))
+    return _until_stopped(lambda: _run_resume(runtime, args.debate_id, console, interactive), console)
+
+
+def _until_stopped(main: Callable[[], Any], console: Any) -> int:
+    """Run a terminal command; Ctrl+C or SIGTERM end it with one line (see bot/exits.py)."""
+    from bot.exits import Stopped, run_stoppable, terminal_exit
+
+    try:
+        code: int = run_stoppable(main)
+    except Stopped as stopped:
+        if not _STOP_SAID:
+            console.print(f"\nrostra: stopped ({signal.Signals(stopped.signum).name}).", style="yellow")
+        return terminal_exit(stopped)
+    return code
+
+
+_STOP_SAID: list[str] = []  # the debate being watched already said how to resume it
 
 
 async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: bool) -> int:
@@ -316,17 +333,13 @@ async def _follow(handle: Any, sink: Any, console: Any) -> int:
 
 
 async def _watch(handle: Any, console: Any) -> Any:
-    """Wait for the debate; SIGTERM stops the bot cleanly (the debate stays resumable)."""
+    """Wait for the debate; a stop (Ctrl+C, SIGTERM) leaves it resumable and says how to resume."""
     from rich.text import Text
 
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    if task is not None:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
     try:
         return await handle.wait()
     except asyncio.CancelledError:
+        _STOP_SAID.append(handle.debate_id)
         console.print(
             Text(
                 f"\nInterrupted. Debate {handle.debate_id} is saved: rostra resume {handle.debate_id}",
@@ -334,9 +347,6 @@ async def _watch(handle: Any, console: Any) -> Any:
             )
         )
         raise
-    finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGTERM)
 
 
 def _demo_options(args: argparse.Namespace, interactive: bool, document_limit: int) -> dict[str, Any]:

@@ -1,0 +1,73 @@
+"""Every exit is clean: Ctrl+C and SIGTERM end a command with one line, a documented exit code and
+the debate stored as interrupted (resumable); no traceback reaches the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.exits import EXIT_CTRL_C
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROSTRA_") and k != "ANTHROPIC_API_KEY"}
+    env.update(
+        ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}", COLUMNS="120", AGNO_TELEMETRY="false"
+    )
+    return env
+
+
+async def stop_midway(tmp_path: Path, sig: int, *args: str, when: str = "Round 1") -> tuple[int, str]:
+    """Start `rostra *args`, send `sig` once `when` is on the screen; the exit code and all it printed."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", *args, cwd=tmp_path, env=_env(tmp_path),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    seen = b""
+    while when.encode() not in seen:
+        chunk = await asyncio.wait_for(proc.stdout.read(256), 60)
+        assert chunk, f"ended before {when!r}: {seen.decode(errors='replace')[-500:]}"
+        seen += chunk
+    await asyncio.sleep(0.3)  # mid-turn
+    proc.send_signal(sig)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, (seen + out).decode(errors="replace") + err.decode(errors="replace")
+
+
+def statuses(tmp_path: Path) -> list[tuple[str, str]]:
+    db = sqlite3.connect(tmp_path / "rostra.db")
+    try:
+        return db.execute("SELECT id, status FROM debates").fetchall()
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, EXIT_CTRL_C), (signal.SIGTERM, 0)])
+async def test_a_signal_stops_the_demo_with_one_line_and_the_debate_resumable(
+    tmp_path: Path, sig: int, code: int
+) -> None:
+    returned, text = await stop_midway(tmp_path, sig, "demo", "Should cities ban cars?")
+    assert returned == code, text
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text and "CancelledError" not in text
+    [(debate_id, status)] = statuses(tmp_path)
+    assert status == "interrupted"
+    assert text.count(f"rostra resume {debate_id}") == 1
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, EXIT_CTRL_C), (signal.SIGTERM, 0)])
+async def test_a_signal_stops_a_resumed_debate_the_same_way(tmp_path: Path, sig: int, code: int) -> None:
+    await stop_midway(tmp_path, signal.SIGTERM, "demo", "Should cities ban cars?")
+    [(debate_id, _)] = statuses(tmp_path)
+    returned, text = await stop_midway(tmp_path, sig, "resume", debate_id, when="resumed")
+    assert returned == code, text
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text
+    assert statuses(tmp_path) == [(debate_id, "interrupted")]
+    assert f"rostra resume {debate_id}" in text
