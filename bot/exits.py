@@ -24,6 +24,9 @@ EXIT_CTRL_C = 130
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+BOT_STOPPED = "rostra: stopped; running debates are saved and resume when the bot starts again"
+"""The one line `rostra discord` and `rostra slack` end with on Ctrl+C or SIGTERM (exit 0)."""
+
 
 class Stopped(Exception):
     """The command was stopped by `signal` (after its cleanup ran)."""
