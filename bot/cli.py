@@ -227,6 +227,7 @@ def _demo(args: argparse.Namespace) -> int:
     spec = DebateSpec(format=args.format, topic=args.topic, options=options)
     if args.chart is not None and not args.chart.parent.is_dir():
         raise UsageError(f"--chart: the folder {args.chart.parent} does not exist")
+    _check_output_folder(spec.format)
 
     from bot.runtime import Runtime
     from core.clock import FakeClock, RealClock
@@ -260,6 +261,24 @@ def _resume(args: argparse.Namespace) -> int:
     runtime = Runtime(config, clock=FakeClock() if args.fast else RealClock(), secrets=secrets)
     interactive = sys.stdin.isatty() and not args.fast
     return _until_stopped(lambda: _run_resume(runtime, args.debate_id, console, interactive), console)
+
+
+def _check_output_folder(fmt: str) -> None:
+    """A format that writes a file (the panel's report) needs the current folder writable: said now,
+    before the debate starts, not as a traceback at its end."""
+    import tempfile
+
+    from core.formats import FORMATS
+
+    if not getattr(FORMATS.get(fmt.strip().lower()), "writes_files", False):
+        return
+    folder = Path.cwd()
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".rostra-", delete=True):
+            pass
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise UsageError(f"the {fmt} writes its report to {folder}, which is not writable ({why})") from None
 
 
 def _until_stopped(main: Callable[[], Any], console: Any) -> int:
@@ -301,6 +320,7 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
             )
         if record.leased_by_other(rt.store.owner, time.time()):
             raise UsageError(running_elsewhere(record))
+        _check_output_folder(record.format)
         sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
         sink.show_history(await rt.store.events(debate_id))
         console.print(Rule(Text("resumed", style="bold yellow")))

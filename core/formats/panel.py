@@ -53,6 +53,7 @@ MAX_UNVERIFIED_SHOWN = 10
 
 class Panel(DebateFormat):
     name = "panel"
+    writes_files = True  # its report (an Artifact) is saved where the debate is shown
     description = "Panellists answer from their own documents, respond to each other, then a synthesis."
     Options = PanelOptions
 

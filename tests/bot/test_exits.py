@@ -71,3 +71,25 @@ async def test_a_signal_stops_a_resumed_debate_the_same_way(tmp_path: Path, sig:
     assert "Traceback" not in text and "KeyboardInterrupt" not in text
     assert statuses(tmp_path) == [(debate_id, "interrupted")]
     assert f"rostra resume {debate_id}" in text
+
+
+async def test_the_panel_refuses_to_start_where_it_cannot_write_its_report(tmp_path: Path) -> None:
+    docs = []
+    for name, text in (
+        ("a.md", "Trams carry more people per lane."),
+        ("b.md", "Shops lost a third of trade."),
+    ):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        docs += ["--doc", str(tmp_path / name)]
+    unwritable = Path("/proc")  # not writable even for root, unlike a chmod-ed folder
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "demo", "--format", "panel", *docs, "--fast", "x",
+        cwd=unwritable, env=_env(tmp_path),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rostra: the panel writes its report to /proc")
+    assert "not writable" in lines[0] and not out.strip()  # before the debate started: nothing shown
+    assert not (tmp_path / "rostra.db").exists() or statuses(tmp_path) == []
