@@ -302,6 +302,7 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
     from rich.text import Text
 
     from adapters.console import ConsoleSink
+    from bot.held_sink import HeldSink
     from core.manager import AlreadyEnded, LeasedElsewhere, running_elsewhere
 
     async with runtime as rt:
@@ -322,16 +323,19 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
             raise UsageError(running_elsewhere(record))
         _check_output_folder(record.format)
         sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
-        sink.show_history(await rt.store.events(debate_id))
-        console.print(Rule(Text("resumed", style="bold yellow")))
+        held = HeldSink(sink)  # nothing is shown before the debate is ours (a race to resume it)
+        history = await rt.store.events(debate_id)
         try:
-            handle = await rt.recovery.resume_asked(record, sink)
+            handle = await rt.recovery.resume_asked(record, held)
         except LeasedElsewhere as exc:
             raise UsageError(str(exc)) from None
         except AlreadyEnded:
             raise UsageError(
                 f"Debate {debate_id} has already ended; `rostra transcript {debate_id}` shows it."
             ) from None
+        sink.show_history(history)
+        console.print(Rule(Text("resumed", style="bold yellow")))
+        await held.release()
         if handle is None:  # it could not be replayed here: closed, saying why
             return 1
         return await _follow(handle, sink, console)
@@ -346,10 +350,23 @@ async def _follow(handle: Any, sink: Any, console: Any) -> int:
         result = await _watch(handle, console)
     finally:
         await sink.aclose()
+    if result.reason == "interrupted":  # the store or another process stopped it: resumable
+        console.print(Text(f"\n{_stopped_line(result)}", style="yellow"))
+        return 1
     console.print(
         Text(f"\nSaved as debate {result.debate_id}: rostra transcript {result.debate_id}", style="dim")
     )
     return 1 if result.reason == "failed" else 0
+
+
+def _stopped_line(result: Any) -> str:
+    """Why a debate stopped before its end, and how it goes on."""
+    from core.session.run import TAKEN_OVER
+
+    if result.detail == TAKEN_OVER:
+        return f"Taken over: another Rostra process runs debate {result.debate_id} now."
+    why = str(result.detail).removeprefix("interrupted: ")
+    return f"Stopped: {why}. Debate {result.debate_id} is saved: rostra resume {result.debate_id}"
 
 
 async def _watch(handle: Any, console: Any) -> Any:

@@ -39,6 +39,7 @@ from core.voting import CardsShown, HumanBallots
 log = logging.getLogger(__name__)
 
 SHUT_DOWN = "the bot shut down mid-debate"
+TAKEN_OVER = "another Rostra process took this debate over"
 
 
 class DebateSession:
@@ -235,7 +236,7 @@ class DebateSession:
         guard = self._guard
         try:
             if guard.lease_lost:
-                detail = "another Rostra process took this debate over"
+                detail = TAKEN_OVER
             else:
                 detail = f"interrupted: {guard.failure}"
                 guard.single_try = True
