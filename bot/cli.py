@@ -256,11 +256,12 @@ def _resume(args: argparse.Namespace) -> int:
     secrets = load_secrets()
     config, mode_line = _models(args, secrets)
     _setup_logging(config, "WARNING")
-    if mode_line:
-        console.print(Text(mode_line, style="yellow"))
     runtime = Runtime(config, clock=FakeClock() if args.fast else RealClock(), secrets=secrets)
     interactive = sys.stdin.isatty() and not args.fast
-    return _until_stopped(lambda: _run_resume(runtime, args.debate_id, console, interactive), console)
+    heading = Text(mode_line, style="yellow") if mode_line else None  # shown once the debate is ours
+    return _until_stopped(
+        lambda: _run_resume(runtime, args.debate_id, console, interactive, heading), console
+    )
 
 
 def _check_output_folder(fmt: str) -> None:
@@ -297,7 +298,9 @@ def _until_stopped(main: Callable[[], Any], console: Any) -> int:
 _STOP_SAID: list[str] = []  # the debate being watched already said how to resume it
 
 
-async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: bool) -> int:
+async def _run_resume(
+    runtime: Any, debate_id: str, console: Any, interactive: bool, heading: Any = None
+) -> int:
     from rich.rule import Rule
     from rich.text import Text
 
@@ -333,6 +336,8 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
             raise UsageError(
                 f"Debate {debate_id} has already ended; `rostra transcript {debate_id}` shows it."
             ) from None
+        if heading is not None:
+            console.print(heading)
         sink.show_history(history)
         console.print(Rule(Text("resumed", style="bold yellow")))
         await held.release()

@@ -93,3 +93,21 @@ async def test_the_panel_refuses_to_start_where_it_cannot_write_its_report(tmp_p
     assert len(lines) == 1 and lines[0].startswith("rostra: the panel writes its report to /proc")
     assert "not writable" in lines[0] and not out.strip()  # before the debate started: nothing shown
     assert not (tmp_path / "rostra.db").exists() or statuses(tmp_path) == []
+
+
+async def test_the_side_that_loses_a_race_to_resume_shows_only_its_refusal(tmp_path: Path) -> None:
+    await stop_midway(tmp_path, signal.SIGTERM, "demo", "Should cities ban cars?")
+    [(debate_id, _)] = statuses(tmp_path)
+    args = (sys.executable, "-m", "bot", "resume", debate_id, "--fast")
+    pipes = {"stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE}
+    both = [
+        await asyncio.create_subprocess_exec(*args, cwd=tmp_path, env=_env(tmp_path), **pipes) for _ in "ab"
+    ]
+    ends = [await asyncio.wait_for(p.communicate(), 90) for p in both]
+    codes = [p.returncode for p in both]
+    assert sorted(c or 0 for c in codes) == [0, 2], codes  # one resumes it to its end, one is refused
+    out, err = ends[codes.index(2)]
+    assert out.decode().strip() == ""  # no history, no banner, no heading before the refusal
+    [line] = err.decode().strip().splitlines()
+    assert line.startswith("rostra: ") and debate_id in line
+    assert statuses(tmp_path) == [(debate_id, "completed")]
