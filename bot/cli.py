@@ -431,6 +431,7 @@ async def _run_demo(
     sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd(), chart=pictures)
     async with runtime as rt:
         tune_gc(rt.config.runtime.gc)
+        await rt.recovery.settle_abandoned("terminal")  # a demo that could not store its stop, earlier
         try:
             handle = await rt.start_debate(spec, sink, seed=seed)
         except AdmissionError as exc:  # a daily budget is spent

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from pathlib import Path
 
 from bot.config import Secrets
@@ -56,3 +57,38 @@ async def test_a_process_that_wakes_after_a_takeover_says_taken_over(tmp_path: P
     completed = db.execute("SELECT COUNT(*) FROM events WHERE kind = 'debate_completed'").fetchone()[0]
     db.close()
     assert status == "completed" and completed == 1  # the sleeper wrote nothing over it
+
+
+async def test_the_next_start_stores_a_debate_its_gone_process_left_running_as_interrupted(
+    tmp_path: Path,
+) -> None:
+    config = make_config(tmp_path)
+    spec = DebateSpec("arena", TOPIC, {"rounds": 2, "humans": "off"})
+    cut = asyncio.Event()
+    sink = RecordingSink()
+    sink.hooks.append(lambda e: cut.set() if isinstance(e, TurnCompleted) else None)
+    async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
+        gone = await rt.start_debate(spec, sink, seed=1)
+        await cut.wait()
+        alive = await rt.start_debate(spec, RecordingSink(), seed=2)
+        await asyncio.sleep(0)
+    db = sqlite3.connect(tmp_path / "rostra.db")
+    with db:  # one died with the store down (status never written, lease run out); one runs elsewhere
+        db.execute(
+            "UPDATE debates SET status = 'running', owner = 'gone', lease_until = 0 WHERE id = ?",
+            (gone.debate_id,),
+        )
+        db.execute(
+            "UPDATE debates SET status = 'running', owner = 'alive', lease_until = ? WHERE id = ?",
+            (time.time() + 600, alive.debate_id),
+        )
+    db.close()
+    async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
+        assert await rt.recovery.settle_abandoned("terminal") == [gone.debate_id]
+        settled, running = (
+            await rt.store.get_debate(gone.debate_id),
+            await rt.store.get_debate(alive.debate_id),
+        )
+    assert settled is not None and settled.status == "interrupted" and "stopped before" in settled.reason
+    assert settled.owner == ""  # free to resume
+    assert running is not None and running.status == "running" and running.owner == "alive"
