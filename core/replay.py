@@ -183,6 +183,13 @@ class Replay:
         self._pos, self._taken = len(self._events), set()
         return taken
 
+    def next_described(self) -> str:
+        """The next stored event the format still has to match, for a ResumeMismatch."""
+        for i in self._left():
+            if not _passive(self._events[i]):
+                return f"event #{self._events[i].seq} '{_describe(self._events[i])}'"
+        return "the end of the log"
+
     def only_outside_left(self) -> bool:
         """Whether all that is left came from outside (people's votes, streamed text, session notices)."""
         return all(_passive(self._events[i]) for i in self._left())

@@ -111,6 +111,8 @@ class HumanBallots:
             if logged == "not_shown":
                 await self._emit(Notice(level="warning", code=CARD_NOT_SHOWN_CODE, message=CARD_NOT_SHOWN))
                 return self.close(vote_id)
+            if logged == "unopened" and resume.window_closed_ahead(vote_id):
+                return self.close(vote_id)  # the vote went on without people before the restart
             if logged == "unopened":
                 await resume.caught_up()
         live = not (resume is not None and resume.replaying)

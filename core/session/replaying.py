@@ -22,6 +22,11 @@ from core.state import DebateState
 log = logging.getLogger(__name__)
 
 
+STALLED = 60.0
+"""Seconds a vote window waits for the other side of its vote to match the log before the replay is
+taken to have gone another way (recalled calls answer at once: this never happens on one path)."""
+
+
 class CatchUp:
     """The stored log of a resumed debate (none for a new one), applied as the format replays it."""
 
@@ -100,7 +105,10 @@ class CatchUp:
             return
         while not replay.only_outside_left():
             self._progress.clear()
-            await self._progress.wait()
+            try:
+                await asyncio.wait_for(self._progress.wait(), STALLED)
+            except TimeoutError:
+                raise ResumeMismatch(f"the debate never came back to {replay.next_described()}") from None
         self.apply(replay.rest())
 
     def people_tally(self, vote_id: str, options: Sequence[VoteOption]) -> dict[str, int]:
