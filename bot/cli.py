@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import signal
 import sys
 import time
@@ -234,6 +233,7 @@ def _demo(args: argparse.Namespace) -> int:
     spec = DebateSpec(format=args.format, topic=args.topic, options=options)
     if args.chart is not None and not args.chart.parent.is_dir():
         raise UsageError(f"--chart: the folder {args.chart.parent} does not exist")
+    _check_output_folder(spec.format)
 
     from bot.runtime import Runtime
     from core.clock import FakeClock, RealClock
@@ -245,7 +245,9 @@ def _demo(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if mode_line:
         console.print(Text(mode_line, style="yellow"))
-    return asyncio.run(_run_demo(runtime, prepared.spec, console, interactive, args.seed, args.chart))
+    return _until_stopped(
+        lambda: _run_demo(runtime, prepared.spec, console, interactive, args.seed, args.chart), console
+    )
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -260,18 +262,56 @@ def _resume(args: argparse.Namespace) -> int:
     secrets = load_secrets()
     config, mode_line = _models(args, secrets)
     _setup_logging(config, "WARNING")
-    if mode_line:
-        console.print(Text(mode_line, style="yellow"))
     runtime = Runtime(config, clock=FakeClock() if args.fast else RealClock(), secrets=secrets)
     interactive = sys.stdin.isatty() and not args.fast
-    return asyncio.run(_run_resume(runtime, args.debate_id, console, interactive))
+    heading = Text(mode_line, style="yellow") if mode_line else None  # shown once the debate is ours
+    return _until_stopped(
+        lambda: _run_resume(runtime, args.debate_id, console, interactive, heading), console
+    )
 
 
-async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: bool) -> int:
+def _check_output_folder(fmt: str) -> None:
+    """A format that writes a file (the panel's report) needs the current folder writable: said now,
+    before the debate starts, not as a traceback at its end."""
+    import tempfile
+
+    from core.formats import FORMATS
+
+    if not getattr(FORMATS.get(fmt.strip().lower()), "writes_files", False):
+        return
+    folder = Path.cwd()
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".rostra-", delete=True):
+            pass
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise UsageError(f"the {fmt} writes its report to {folder}, which is not writable ({why})") from None
+
+
+def _until_stopped(main: Callable[[], Any], console: Any) -> int:
+    """Run a terminal command; Ctrl+C or SIGTERM end it with one line (see bot/exits.py)."""
+    from bot.exits import Stopped, run_stoppable, terminal_exit
+
+    try:
+        code: int = run_stoppable(main)
+    except Stopped as stopped:
+        if not _STOP_SAID:
+            console.print(f"\nrostra: stopped ({signal.Signals(stopped.signum).name}).", style="yellow")
+        return terminal_exit(stopped)
+    return code
+
+
+_STOP_SAID: list[str] = []  # the debate being watched already said how to resume it
+
+
+async def _run_resume(
+    runtime: Any, debate_id: str, console: Any, interactive: bool, heading: Any = None
+) -> int:
     from rich.rule import Rule
     from rich.text import Text
 
     from adapters.console import ConsoleSink
+    from bot.held_sink import HeldSink
     from core.prepare import AlreadyEnded, LeasedElsewhere, running_elsewhere
 
     async with runtime as rt:
@@ -290,17 +330,23 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
             )
         if record.leased_by_other(rt.store.owner, time.time()):
             raise UsageError(running_elsewhere(record))
+        _check_output_folder(record.format)
         sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd())
-        sink.show_history(await rt.store.events(debate_id))
-        console.print(Rule(Text("resumed", style="bold yellow")))
+        held = HeldSink(sink)  # nothing is shown before the debate is ours (a race to resume it)
+        history = await rt.store.events(debate_id)
         try:
-            handle = await rt.recovery.resume_asked(record, sink)
+            handle = await rt.recovery.resume_asked(record, held)
         except LeasedElsewhere as exc:
             raise UsageError(str(exc)) from None
         except AlreadyEnded:
             raise UsageError(
                 f"Debate {debate_id} has already ended; `rostra transcript {debate_id}` shows it."
             ) from None
+        if heading is not None:
+            console.print(heading)
+        sink.show_history(history)
+        console.print(Rule(Text("resumed", style="bold yellow")))
+        await held.release()
         if handle is None:  # it could not be replayed here: closed, saying why
             return 1
         return await _follow(handle, sink, console)
@@ -315,24 +361,33 @@ async def _follow(handle: Any, sink: Any, console: Any) -> int:
         result = await _watch(handle, console)
     finally:
         await sink.aclose()
+    if result.reason == "interrupted":  # the store or another process stopped it: resumable
+        console.print(Text(f"\n{_stopped_line(result)}", style="yellow"))
+        return 1
     console.print(
         Text(f"\nSaved as debate {result.debate_id}: rostra transcript {result.debate_id}", style="dim")
     )
     return 1 if result.reason == "failed" else 0
 
 
+def _stopped_line(result: Any) -> str:
+    """Why a debate stopped before its end, and how it goes on."""
+    from core.session.run import TAKEN_OVER
+
+    if result.detail == TAKEN_OVER:
+        return f"Taken over: another Rostra process runs debate {result.debate_id} now."
+    why = str(result.detail).removeprefix("interrupted: ")
+    return f"Stopped: {why}. Debate {result.debate_id} is saved: rostra resume {result.debate_id}"
+
+
 async def _watch(handle: Any, console: Any) -> Any:
-    """Wait for the debate; SIGTERM stops the bot cleanly (the debate stays resumable)."""
+    """Wait for the debate; a stop (Ctrl+C, SIGTERM) leaves it resumable and says how to resume."""
     from rich.text import Text
 
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    if task is not None:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
     try:
         return await handle.wait()
     except asyncio.CancelledError:
+        _STOP_SAID.append(handle.debate_id)
         console.print(
             Text(
                 f"\nInterrupted. Debate {handle.debate_id} is saved: rostra resume {handle.debate_id}",
@@ -340,9 +395,6 @@ async def _watch(handle: Any, console: Any) -> Any:
             )
         )
         raise
-    finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGTERM)
 
 
 async def _run_demo(
@@ -357,6 +409,7 @@ async def _run_demo(
     sink = ConsoleSink(console, interactive=interactive, save_dir=Path.cwd(), chart=pictures)
     async with runtime as rt:
         tune_gc(rt.config.runtime.gc)
+        await rt.recovery.settle_abandoned("terminal")  # a demo that could not store its stop, earlier
         try:
             handle = await rt.start_debate(spec, sink, seed=seed)
         except AdmissionError as exc:  # a daily budget is spent

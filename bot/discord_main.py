@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from bot.errors import UsageError
+from bot.exits import BOT_STOPPED
 from bot.gctune import tune_gc
 from bot.startup import check_models, unreachable
 
@@ -123,8 +124,9 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
 
     if stop is None:
         stop = asyncio.Event()
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        for sig in (signal.SIGINT, signal.SIGTERM):  # a clean stop: debates stay resumable
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                asyncio.get_running_loop().add_signal_handler(sig, stop.set)
     async with runtime as rt:
         rt.enable_failover()
         tune_gc(rt.config.runtime.gc)
@@ -144,6 +146,8 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
                 closer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await closer
+    if stop.is_set():
+        print(BOT_STOPPED, file=sys.stderr)
     return 0
 
 

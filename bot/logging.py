@@ -54,6 +54,23 @@ class SecretRedactor(logging.Filter):
         return True
 
 
+ONE_LINE_LOGGERS = ("asyncpg",)
+"""Libraries whose warnings carry tracebacks of faults the bot already handles (asyncpg's pool
+after a Postgres restart): their records keep one line, the error named, no traceback."""
+
+
+class OneLine(logging.Filter):
+    """Folds the traceback of a library's record into one line: `message (Error: detail)`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.name.split(".")[0] in ONE_LINE_LOGGERS:
+            error = record.exc_info[1]
+            if error is not None:
+                record.msg, record.args = f"{record.getMessage()} ({type(error).__name__}: {error})", None
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
 def setup_logging(
     level: str = "INFO", *, secrets: Iterable[str] = (), verbose: Sequence[str] = (), fmt: str = "text"
 ) -> None:
@@ -64,6 +81,7 @@ def setup_logging(
     """
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(_FORMAT))
+    handler.addFilter(OneLine())
     handler.addFilter(SecretRedactor(secrets))
     root = logging.getLogger()
     for old in list(root.handlers):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.errors import UsageError
+from bot.exits import BOT_STOPPED
 from bot.gctune import tune_gc
 from bot.startup import EXIT_CONFIG, check_models, unreachable
 
@@ -190,6 +191,8 @@ async def serve(
             await app.aclose()
             if stores is not None:
                 await stores.close()
+    if stop.is_set():
+        print(BOT_STOPPED, file=sys.stderr)
     return 0
 
 

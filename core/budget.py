@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
-from core.errors import DebateError, ModelCallError
+from core.errors import DebateError, ModelCallError, ModelOutage
 from core.models import TokenUsage
 from core.pricing import format_cost
 from core.token_estimate import estimate_tokens
@@ -378,7 +378,7 @@ class MeteredAgent:
         """`decide`, or the reason it failed."""
         try:
             return await self.decide(prompt, schema)
-        except BudgetExhausted:
+        except (BudgetExhausted, ModelOutage):
             raise
         except Exception as exc:  # every failure is reported the same way: by its reason
             return exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__

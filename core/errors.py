@@ -36,6 +36,15 @@ class ModelCallError(DebateError):
         self.reason = reason
 
 
+class ModelOutage(DebateError):
+    """The model provider is down for this debate (a refused key, or failure after failure): the
+    debate ends `failed` with `reason` instead of going on with fallbacks."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class StoreError(DebateError):
     """The store refused a write."""
 

@@ -140,10 +140,16 @@ class Statistics(_Frozen):
     switches: int = 0
     switches_by_people: int = 0  # the people's vote decided them (a tie broken, or their vote tipped it)
     notices: int = 0
+    fallbacks: int = 0  # turns a stand-in line spoke for (the model failed twice)
+    defaulted_votes: int = 0  # AI votes counted by default (the voter's model failed)
     debate_seconds: float = 0.0
     paused_seconds: float = 0.0
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     per_persona: tuple[PersonaStats, ...] = ()
+
+    def fallbacks_said(self) -> str:
+        """The stand-ins a failing model left, for the closing figures ("" when none)."""
+        return ", ".join(f"{n} {label}" for n, label in fallback_counts(self) if n)
 
     def switch_deciders(self) -> str:
         """Who decided the switches: `` (2 by the observers' majority, 1 by the people)``; "" if none."""
@@ -151,3 +157,14 @@ class Statistics(_Frozen):
         parts = [f"{by_ai} by the observers' majority"] if by_ai else []
         parts += [f"{self.switches_by_people} by the people"] if self.switches_by_people else []
         return f" ({', '.join(parts)})" if parts else ""
+
+
+def fallback_counts(stats: Statistics) -> tuple[tuple[int, str], ...]:
+    """What a failing model left in the debate: stand-in lines and votes counted by default."""
+    return (
+        (stats.fallbacks, "fallback lines" if stats.fallbacks != 1 else "fallback line"),
+        (
+            stats.defaulted_votes,
+            "votes counted by default" if stats.defaulted_votes != 1 else "vote counted by default",
+        ),
+    )

@@ -34,6 +34,10 @@ Adopted = Callable[[list[DebateHandle]], Awaitable[None]]
 TAKEN_OVER = "The Rostra process running this debate stopped answering; another one takes it over from here."
 CHANNEL_GONE = "Could not be resumed after a restart: the channel it ran in is gone."
 RESUME_OFF = "Rostra restarted and resuming is off here, so this debate ends now."
+ABANDONED = (
+    "the process running it stopped before it could say so (the database was unavailable, or it was killed)"
+)
+"""The stored reason of a debate left `running` by a process that is gone, settled on the next start."""
 CANNOT_RESUME = "This debate could not be resumed after a restart: {reason}."
 CANNOT_RESUME_ASKED = "This debate could not be resumed: {reason}."
 
@@ -98,6 +102,27 @@ class Recovery:
             message = CANNOT_RESUME_ASKED.format(reason=exc)
             await self._manager.close_stored(record, sink, reason="failed", message=message)
             return None
+
+    async def settle_abandoned(self, platform: str) -> list[str]:
+        """On the next start: this platform's debates a gone process left `running` (its lease ran
+        out; the store was down when it stopped, or it was killed) are stored as `interrupted`, as
+        that process would have written. They stay resumable. Returns their ids."""
+        store = self._manager.store
+        settled: list[str] = []
+        for record in await store.debates_with_status("running"):
+            if record.binding.platform != platform or self._manager.get(record.id) is not None:
+                continue
+            if record.leased_by_other(store.owner, time.time()):
+                continue  # a live process runs it
+            try:
+                if not await store.acquire(record.id):
+                    continue
+                await store.set_status(record.id, "interrupted", ABANDONED)  # gives the lease up
+            except StoreError as exc:
+                log.warning("debate %s: could not store it as interrupted: %s", record.id, exc)
+                continue
+            settled.append(record.id)
+        return settled
 
     def enable_failover(self) -> None:
         """Run as one of many processes: take over debates whose owner died, and apply the votes

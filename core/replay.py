@@ -7,6 +7,11 @@ they come in the log. When the log runs out the debate is live again, at the ste
 flight: a turn that was being spoken starts over (its partial text is replaced), a vote window that
 was open reopens for the time it had left. A format that takes a different path (its code or the
 config changed) cannot be resumed; `ResumeMismatch` says where.
+
+One rule makes the replay deterministic whatever order things landed in: inside a vote, its people's
+window and its AI votes run side by side (the window may wait for its card while the AI votes are
+stored, or open at once), so an event of a vote that is not next in the log is looked for among
+the vote's events that follow, up to its close (`VOTE_SIDE`). Everything else keeps its order.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from core.errors import DebateError
 from core.events import (
@@ -35,6 +40,9 @@ from core.events import (
 )
 from core.models import VoteOption
 
+CARD_NOT_SHOWN_CODE = "vote_card_not_shown"
+"""The notice a window gives when its card could not be shown (it then goes on without people)."""
+
 MIN_REOPENED_WINDOW = 10.0
 """A window that was open when the bot stopped reopens for at least this long, so people see it."""
 
@@ -54,6 +62,18 @@ SESSION_NOTICES = frozenset({"store_paused", "store_unavailable", "store_resumed
 
 def from_session(event: Event) -> bool:
     return isinstance(event, Notice) and event.code in SESSION_NOTICES
+
+
+def _vote_side(event: Event) -> bool:
+    """Events that the two sides of an open vote (the people's window, the AI votes) emit."""
+    return isinstance(event, HumanVoteOpened | Notice) or (
+        isinstance(event, VoteCast) and not event.voter.human
+    )
+
+
+def _within_vote(event: Event) -> bool:
+    """Events that may lie between a vote's start and its close while both sides run."""
+    return _vote_side(event) or from_outside(event) or isinstance(event, TurnDelta)
 
 
 def _identity(event: Event) -> tuple[Any, ...]:
@@ -80,21 +100,39 @@ def _identity(event: Event) -> tuple[Any, ...]:
             return (event.kind,)
 
 
+def _same(stored: Event, event: Event) -> bool:
+    """Whether a stored event found out of order is the one the format emits (a notice: its code)."""
+    if _identity(stored) != _identity(event):
+        return False
+    return not isinstance(event, Notice) or (isinstance(stored, Notice) and stored.code == event.code)
+
+
 def _describe(event: Event) -> str:
     return " ".join(str(part) for part in _identity(event))
 
 
 class Replay:
-    """The stored log, consumed in order while the format catches up."""
+    """The stored log, consumed in order while the format catches up (a vote's two sides aside)."""
 
     def __init__(self, events: Sequence[Event]) -> None:
         self._events = list(events)
         self._pos = 0
+        self._taken: set[int] = set()  # events of a vote matched ahead of their place in the log
         self.resumed_after: Event | None = None  # the last event the format matched before going live
         self._taken_over = False
 
+    def _left(self) -> list[int]:
+        """Indexes of the events not consumed yet, in log order."""
+        return [i for i in range(self._pos, len(self._events)) if i not in self._taken]
+
+    def _advance(self) -> None:
+        while self._pos in self._taken:
+            self._taken.discard(self._pos)
+            self._pos += 1
+
     @property
     def active(self) -> bool:
+        self._advance()
         return self._pos < len(self._events)
 
     @property
@@ -104,37 +142,65 @@ class Replay:
     def passive(self) -> list[Event]:
         """People's votes and streamed text next in the log: consumed here, applied by the caller."""
         taken = []
-        while self.active and (
-            from_outside(self._events[self._pos])
-            or from_session(self._events[self._pos])
-            or isinstance(self._events[self._pos], TurnDelta)
-        ):
+        while self.active and _passive(self._events[self._pos]):
             taken.append(self._events[self._pos])
             self._pos += 1
         return taken
 
     def match(self, event: Event) -> Event:
-        """The stored event the format's `event` stands for; ResumeMismatch if it took another path."""
+        """The stored event the format's `event` stands for; ResumeMismatch if it took another path.
+
+        Inside a vote, an event of either side may be found further on, up to the vote's close."""
+        self._advance()
         stored = self._events[self._pos]
-        if _identity(stored) != _identity(event):
-            raise ResumeMismatch(
-                f"event #{stored.seq} was '{_describe(stored)}' but the debate now says '{_describe(event)}'"
-            )
-        self._pos += 1
+        if _identity(stored) == _identity(event):
+            self._pos += 1
+        else:
+            ahead = self._vote_side_ahead(event)
+            if ahead is None:
+                said, now = _describe(stored), _describe(event)
+                raise ResumeMismatch(f"event #{stored.seq} was '{said}' but the debate now says '{now}'")
+            self._taken.add(ahead)
+            stored = self._events[ahead]
         self.resumed_after = stored
         return stored
 
+    def _vote_side_ahead(self, event: Event) -> int | None:
+        """Where `event`, one side of an open vote, lies among the vote's events that follow."""
+        if not _vote_side(event) or not _vote_side(self._events[self._pos]):
+            return None
+        for i in self._left():
+            candidate = self._events[i]
+            if not _within_vote(candidate):
+                return None  # the vote closed (or something else happened) first
+            if _same(candidate, event):
+                return i
+        return None
+
     def rest(self) -> list[Event]:
         """Everything left (the log ended inside a vote window): consumed, applied by the caller."""
-        taken, self._pos = self._events[self._pos :], len(self._events)
+        taken = [self._events[i] for i in self._left()]
+        self._pos, self._taken = len(self._events), set()
         return taken
+
+    def next_described(self) -> str:
+        """The next stored event the format still has to match, for a ResumeMismatch."""
+        for i in self._left():
+            if not _passive(self._events[i]):
+                return f"event #{self._events[i].seq} '{_describe(self._events[i])}'"
+        return "the end of the log"
+
+    def only_outside_left(self) -> bool:
+        """Whether all that is left came from outside (people's votes, streamed text, session notices)."""
+        return all(_passive(self._events[i]) for i in self._left())
 
     # --- where the debate stood -----------------------------------------------------------------
 
     def restarts(self, turn_id: str) -> bool:
         """Whether the next stored event (past streamed text and votes) starts this turn again."""
-        for event in self._events[self._pos :]:
-            if from_outside(event) or from_session(event) or isinstance(event, TurnDelta):
+        for i in self._left():
+            event = self._events[i]
+            if _passive(event):
                 continue
             return isinstance(event, TurnStarted) and event.turn_id == turn_id
         return False
@@ -148,7 +214,25 @@ class Replay:
         return after.attempt
 
     def window_closed_ahead(self, vote_id: str) -> bool:
-        return any(isinstance(e, VotingClosed) and e.vote_id == vote_id for e in self._events[self._pos :])
+        return any(
+            isinstance(e, VotingClosed) and e.vote_id == vote_id
+            for e in (self._events[i] for i in self._left())
+        )
+
+    def window_logged(self, vote_id: str) -> Literal["opened", "not_shown", "unopened"]:
+        """How the log says this vote's people's window went: opened, its card never shown, or
+        not at all yet (the debate stopped while the window waited for its card)."""
+        for i in self._left():
+            event = self._events[i]
+            if isinstance(event, VotingClosed) and event.vote_id == vote_id:
+                break
+            if isinstance(event, HumanVoteOpened) and event.vote_id == vote_id:
+                return "opened"
+            if isinstance(event, Notice) and event.code == CARD_NOT_SHOWN_CODE:
+                return "not_shown"
+            if not _within_vote(event):
+                break
+        return "unopened"
 
     def people_tally(self, vote_id: str, options: Sequence[VoteOption]) -> dict[str, int]:
         """People's tally when the window closed, from the votes stored before VotingClosed."""
@@ -168,3 +252,7 @@ class Replay:
         last: datetime = self._events[-1].at if self._events else opened.at
         spent = max(0.0, (last - opened.at).total_seconds())
         return max(MIN_REOPENED_WINDOW, window - spent)
+
+
+def _passive(event: Event) -> bool:
+    return from_outside(event) or from_session(event) or isinstance(event, TurnDelta)

@@ -52,6 +52,9 @@ class ModelSettings(_Section):
     latency: float = Field(0.08, ge=0.0, le=5.0, description="scripted: seconds per streamed chunk")
     anthropic_base_url: str | None = None
     call_timeout: float = Field(120.0, gt=0)
+    failure_limit: int = Field(
+        6, ge=1, le=1000, description="failed calls in a row (one provider): the debate then ends failed"
+    )
 
     def model_for(self, role: str, kind: str = "turn") -> str:
         if self.script:

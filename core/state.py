@@ -46,7 +46,8 @@ class TurnRecord:
 
     @property
     def words(self) -> int:
-        return word_count(self.text)
+        text = self.text.removesuffix("…") if self.interrupted else self.text  # the cut is no word
+        return word_count(text)
 
 
 @dataclass
@@ -209,7 +210,7 @@ class DebateState:
         for turn in self.turns:
             s = slot(turn.speaker)
             s["turns"] += 1
-            s["words"] += turn.words
+            s["words"] += 0 if turn.fallback else turn.words  # a stand-in line is not the persona's
             s["tokens"] += turn.usage.total
         votes = human_votes = by_people = 0
         for ballot in self.ballots.values():
@@ -226,6 +227,7 @@ class DebateState:
                 s["votes_keep"] += sum(1 for v in all_votes if v.choice == "keep")
                 s["votes_replace"] += sum(1 for v in all_votes if v.choice == "replace")
         spoken = [t for t in self.turns if not t.fallback]
+        defaulted = sum(1 for b in self.ballots.values() for v in b.ai_votes.values() if v.defaulted)
         return Statistics(
             rounds=self.round,
             turns=len(self.turns),
@@ -235,6 +237,8 @@ class DebateState:
             switches=len(self.switches),
             switches_by_people=min(by_people, len(self.switches)),
             notices=len(self.notices),
+            fallbacks=len(self.turns) - len(spoken),
+            defaulted_votes=defaulted,
             debate_seconds=round(debate_seconds, 1),
             paused_seconds=round(paused_seconds, 1),
             tokens=self.tokens,

@@ -25,7 +25,7 @@ from core.events import (
     VotingStarted,
     dump_event,
 )
-from core.models import Statistics
+from core.models import Statistics, fallback_counts
 from core.ports import DebateRecord
 
 
@@ -56,6 +56,7 @@ def stats_table(stats: Statistics) -> list[str]:
     ]
     if stats.switches:
         counts[-1] += stats.switch_deciders()
+    counts += [f"{label} {n}" for n, label in fallback_counts(stats) if n]
     time = f"Debate time {minutes(stats.debate_seconds)}"
     if stats.paused_seconds:
         time += f" (+{minutes(stats.paused_seconds)} paused for votes)"

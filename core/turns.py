@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.budget import BudgetExhausted, MeteredAgent
-from core.errors import ModelCallError, StoreError
+from core.errors import ModelCallError, ModelOutage, StoreError
 from core.events import Notice, TurnCompleted, TurnDelta, TurnStarted
 from core.formats.base import DebateContext, MeteredCall
 from core.llm.agents import DeltaCallback, SpokenTurn
@@ -170,7 +170,7 @@ async def run_turn(
         buffer = _DeltaBuffer(ctx, turn_id)
         try:
             spoken = await agent.speak(prompt, buffer.add)
-        except (StoreError, BudgetExhausted):  # a store fault is not the model's; a call not made
+        except (StoreError, BudgetExhausted, ModelOutage):  # not the model's fault; a call not made; down
             raise
         except Exception as exc:  # any model failure: the rule is retry once, then fall back
             error = _reason(exc)
@@ -219,7 +219,7 @@ async def _speak_quietly(agent: MeteredAgent, prompt: str, on_delta: DeltaCallba
     for _ in (1, 2):
         try:
             return await agent.speak(prompt, on_delta)
-        except StoreError:
+        except (StoreError, ModelOutage):
             raise
         except BudgetExhausted as exc:  # the retry no longer fits: the turn falls back
             return str(exc)

@@ -12,13 +12,15 @@ makes the vote go on as if nobody voted, and the thread is told.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Mapping, Sequence
 from typing import Literal, Protocol
 
 from core.clock import Clock
-from core.errors import BallotClosedError, InvalidChoiceError
+from core.errors import BallotClosedError, BallotError, InvalidChoiceError
 from core.events import Emit, HumanVoteOpened, Notice, VoteCast, VoteWithdrawn
 from core.models import VoteOption, Voter
+from core.replay import CARD_NOT_SHOWN_CODE
 from core.state import DebateState
 
 
@@ -32,9 +34,13 @@ class WindowResume(Protocol):
 
     def window_closed_ahead(self, vote_id: str) -> bool: ...
 
+    def window_logged(self, vote_id: str) -> Literal["opened", "not_shown", "unopened"]: ...
+
+    async def caught_up(self) -> None: ...
+
     def people_tally(self, vote_id: str, options: Sequence[VoteOption]) -> dict[str, int]: ...
 
-    def reopen(self, opened: HumanVoteOpened, window: float) -> float: ...
+    async def reopen(self, opened: HumanVoteOpened, window: float) -> float: ...
 
 
 CARD_WAIT = 120.0
@@ -79,6 +85,7 @@ class HumanBallots:
         self._resume = resume
         self.cards = cards  # None: the front end does not report delivery (the window opens at once)
         self._closed: set[str] = set()
+        self._on_card: dict[str, dict[str, tuple[str, str | None]]] = {}  # read back, window not open yet
 
     def is_open(self, vote_id: str) -> bool:
         ballot = self._state.ballots.get(vote_id)
@@ -94,12 +101,23 @@ class HumanBallots:
         """Open the window, wait it out on the debate's clock, close it; the people's tally.
 
         In a resumed debate a window that closed before the restart gives its stored tally at once;
-        one that was open when the bot stopped reopens for the time it had left.
+        one that was open when the bot stopped reopens for the time it had left (once the AI votes
+        stored meanwhile were matched, whichever came first), and one that was still waiting for
+        its card waits for it again. Votes read back from the card meanwhile count from the start.
         """
         resume = self._resume
+        if resume is not None and resume.replaying:
+            logged = resume.window_logged(vote_id)
+            if logged == "not_shown":
+                await self._emit(Notice(level="warning", code=CARD_NOT_SHOWN_CODE, message=CARD_NOT_SHOWN))
+                return self.close(vote_id)
+            if logged == "unopened" and resume.window_closed_ahead(vote_id):
+                return self.close(vote_id)  # the vote went on without people before the restart
+            if logged == "unopened":
+                await resume.caught_up()
         live = not (resume is not None and resume.replaying)
         if self.cards is not None and live and not await self.cards.wait(vote_id, CARD_WAIT):
-            await self._emit(Notice(level="warning", code="vote_card_not_shown", message=CARD_NOT_SHOWN))
+            await self._emit(Notice(level="warning", code=CARD_NOT_SHOWN_CODE, message=CARD_NOT_SHOWN))
             return self.close(vote_id)
         opened: HumanVoteOpened = await self._emit(
             HumanVoteOpened(vote_id=vote_id, options=options, window=window, reason=reason)
@@ -108,11 +126,35 @@ class HumanBallots:
             if resume.window_closed_ahead(vote_id):
                 self._closed.add(vote_id)
                 return resume.people_tally(vote_id, options)
-            left = resume.reopen(opened, window)
+            left = await resume.reopen(opened, window)
             await self._emit(HumanVoteOpened(vote_id=vote_id, options=options, window=left, reason=reason))
             window = left
+        card = self._on_card.pop(vote_id, None)  # read back from the card while catching up
+        if card is not None:
+            await self._match_card(vote_id, card)
         await self._clock.sleep(window)
         return self.close(vote_id)
+
+    async def votes_on_card(self, vote_id: str, votes: Mapping[str, tuple[str, str | None]]) -> None:
+        """The people's votes a card shows now (person → choice, name), read back after a restart:
+        the debate's record is made to match (votes cast, changed or taken back while no process
+        ran). While a resumed debate still catches up, or its window waits for the card, they are
+        kept until the window opens; a window that closed meanwhile ignores them."""
+        catching_up = self._resume is not None and self._resume.replaying
+        if not catching_up and self.is_open(vote_id):
+            await self._match_card(vote_id, votes)
+        elif vote_id not in self._closed:  # its window is still to (re)open
+            self._on_card[vote_id] = dict(votes)
+
+    async def _match_card(self, vote_id: str, votes: Mapping[str, tuple[str, str | None]]) -> None:
+        for person, (choice, name) in votes.items():
+            with contextlib.suppress(BallotError):
+                await self.cast(vote_id, person, choice, name)
+        ballot = self._state.ballots.get(vote_id)
+        for person in list(ballot.human_votes if ballot is not None else ()):
+            if person not in votes:
+                with contextlib.suppress(BallotError):
+                    await self.withdraw(vote_id, person)
 
     def close(self, vote_id: str) -> dict[str, int]:
         self._closed.add(vote_id)

@@ -32,7 +32,7 @@ from core.events import (
     VotingClosed,
     VotingStarted,
 )
-from core.models import PersonaRef, Statistics, VoteOption
+from core.models import PersonaRef, Statistics, VoteOption, fallback_counts
 from core.pricing import cost_suffix
 from core.transcript import minutes
 from core.words import plural
@@ -92,10 +92,13 @@ def stats_line(stats: Statistics) -> Text:
     ]
     if stats.switches:
         parts[-1] += stats.switch_deciders()
+    parts += [f"{n} {label}" for n, label in fallback_counts(stats) if n]
     time = f"debate time {minutes(stats.debate_seconds)}"
     if stats.paused_seconds:
         time += f" (+{minutes(stats.paused_seconds)} paused for votes)"
-    parts += [time, f"{stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"]
+    if stats.debate_seconds or stats.paused_seconds:  # a debate that never got going shows no 0:00
+        parts.append(time)
+    parts += [f"{stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"]
     return Text(" · ".join(parts), style="dim")
 
 

@@ -111,7 +111,13 @@ class ConsoleSink:
             self._stop_asking()
             self.completed.set()
         elif isinstance(event, Artifact) and self.save_dir is not None:
-            path = await asyncio.to_thread(_save, self.save_dir, event)
+            try:
+                path = await asyncio.to_thread(_save, self.save_dir, event)
+            except OSError as exc:  # the folder changed under the debate: one line, the rest goes on
+                self.console.print(
+                    Text(f"   could not save {event.name}: {exc.strerror or exc}", style="red")
+                )
+                return
             self.saved.append(path)
             self.console.print(Text(f"   saved to {path}", style="cyan"))
 

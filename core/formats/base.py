@@ -141,6 +141,8 @@ class DebateFormat(ABC):
     """A debate format: drives turns, votes and the clock, and emits events through `ctx.emit`."""
 
     name: ClassVar[str]
+    writes_files: ClassVar[bool] = False
+    """Whether the format hands out a file to save (a front end checks it can, before starting)."""
     description: ClassVar[str]
     Options: ClassVar[type[BaseModel]]
 

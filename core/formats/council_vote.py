@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.errors import ModelOutage
 from core.events import Notice, PhaseChanged, VoteCast, VotingClosed, VotingStarted
 from core.formats.base import DebateContext, MeteredCall
 from core.formats.council_rules import (
@@ -231,6 +232,8 @@ class CouncilVote:
         try:
             agent = ctx.metered(moderator, "moderator", "vote", self._system(moderator), prompt)
             decision = await agent.decide(prompt, choice_schema(ModeratorPick, list(by_key)))
+        except ModelOutage:
+            raise
         except Exception as exc:  # the members' votes still decide (also when the budget cannot cover it)
             await ctx.emit(
                 Notice(

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.budget import BudgetExhausted
 from core.context import ContextBuilder, trim
-from core.errors import ModelCallError, SpecError
+from core.errors import ModelCallError, ModelOutage, SpecError
 from core.events import DebateStarted, Notice, PhaseChanged, Verdict, VotingClosed, VotingStarted
 from core.formats.base import DebateFormat, Outcome
 from core.models import CastMember, Persona, VoteOption
@@ -294,7 +294,7 @@ class Oxford(DebateFormat):
         for _ in (1, 2):
             try:
                 decision = await agent.decide(prompt, JudgeRuling)
-            except BudgetExhausted:
+            except (BudgetExhausted, ModelOutage):
                 raise
             except Exception as exc:  # retried once, then the ruling falls back (below)
                 problem = exc.reason if isinstance(exc, ModelCallError) else str(exc)

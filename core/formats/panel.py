@@ -18,7 +18,7 @@ from typing import Any
 from core.budget import BudgetExhausted
 from core.context import ContextBuilder
 from core.documents import Document, check_document
-from core.errors import ModelCallError, SpecError
+from core.errors import ModelCallError, ModelOutage, SpecError
 from core.events import (
     Artifact,
     CompletionReason,
@@ -53,6 +53,7 @@ MAX_UNVERIFIED_SHOWN = 10
 
 class Panel(DebateFormat):
     name = "panel"
+    writes_files = True  # its report (an Artifact) is saved where the debate is shown
     description = "Panellists answer from their own documents, respond to each other, then a synthesis."
     Options = PanelOptions
 
@@ -167,7 +168,7 @@ class Panel(DebateFormat):
         for _ in (1, 2):  # retried once, like a turn
             try:
                 decision = await agent.decide(prompt, PanelQuestions)
-            except BudgetExhausted:
+            except (BudgetExhausted, ModelOutage):
                 raise
             except Exception as exc:  # any model failure: retry once, then fall back to the topic
                 error = exc.reason if isinstance(exc, ModelCallError) else str(exc) or type(exc).__name__

@@ -18,7 +18,8 @@ from agno.run.agent import RunContentEvent, RunErrorEvent, RunOutput
 from agno.run.base import RunStatus
 from pydantic import BaseModel
 
-from core.errors import ModelCallError, StoreError
+from core.errors import ModelCallError, ModelOutage, StoreError
+from core.llm.breaker import ModelBreaker
 from core.llm.caching import cache_blocks, cacheable_prefix
 from core.llm.memo import CallMemo
 from core.models import TokenUsage
@@ -88,8 +89,10 @@ class PersonaAgent:
         price: ModelPrice | None = None,
         call: CallLabels | None = None,
         observers: Sequence[CallObserver] = (),
+        breaker: ModelBreaker | None = None,
     ) -> None:
         self._agent = agent
+        self._breaker = breaker or ModelBreaker(call.provider if call else "", limit=1_000_000)
         self.label = label
         self._timeout = timeout
         self._memo = memo
@@ -175,8 +178,11 @@ class PersonaAgent:
         n, recalled = self._recall()
         if recalled is not None:
             if not recalled["ok"]:
+                self._breaker.failed(recalled["error"])
                 raise ModelCallError(self.label, recalled["error"])
+            self._breaker.succeeded()
             return SpokenTurn(text=recalled["text"], usage=TokenUsage(**recalled["usage"]))
+        self._breaker.check()
         started = time.time()
         first: list[float] = []
 
@@ -192,7 +198,9 @@ class PersonaAgent:
         except Exception as exc:
             self._report(started, first_token=first[0] if first else None, error=_reason(exc), prompt=prompt)
             await self._remember(n, {"ok": False, "error": _reason(exc)})
+            self._breaker.failed(exc)
             raise
+        self._breaker.succeeded()
         self._report(
             started, first_token=first[0] if first else None, usage=turn.usage, prompt=prompt, reply=turn.text
         )
@@ -204,17 +212,22 @@ class PersonaAgent:
         n, recalled = self._recall()
         if recalled is not None:
             if not recalled["ok"]:
+                self._breaker.failed(recalled["error"])
                 raise ModelCallError(self.label, recalled["error"])
+            self._breaker.succeeded()
             parsed = recalled["parsed"]
             value = schema.model_validate_json(parsed) if parsed is not None else None
             return Decision(value=value, raw=recalled["raw"], usage=TokenUsage(**recalled["usage"]))
+        self._breaker.check()
         started = time.time()
         try:
             decision = await self._decide_live(prompt, schema)
         except Exception as exc:
             self._report(started, error=_reason(exc), prompt=prompt)
             await self._remember(n, {"ok": False, "error": _reason(exc)})
+            self._breaker.failed(exc)
             raise
+        self._breaker.succeeded()
         self._report(started, usage=decision.usage, prompt=prompt, reply=decision.raw)
         parsed_json = decision.value.model_dump_json() if decision.value is not None else None
         await self._remember(
@@ -273,7 +286,7 @@ async def consult(agent: PersonaAgent, prompt: str, schema: type[T]) -> Decision
     """A structured reply, or the reason it failed (formats decide what a failure counts as)."""
     try:
         return await agent.decide(prompt, schema)
-    except StoreError:  # the store, not the model: the debate pauses or stops, the vote is not lost
+    except (StoreError, ModelOutage):  # the store, not the model; or the model is down for good
         raise
     except Exception as exc:  # every failure is reported the same way: by its reason
         return _reason(exc)

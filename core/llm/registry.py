@@ -29,6 +29,7 @@ from agno.models.utils import MODEL_PROVIDER_CLASSES  # noqa: E402
 from core.clock import Clock  # noqa: E402
 from core.errors import ModelConfigError  # noqa: E402
 from core.llm.agents import CallLabels, PersonaAgent  # noqa: E402
+from core.llm.breaker import ModelBreaker  # noqa: E402
 from core.llm.memo import CallMemo  # noqa: E402
 from core.llm.output_cap import cap_output  # noqa: E402
 from core.llm.scripted import Script, ScriptedModel  # noqa: E402
@@ -252,6 +253,7 @@ class DebateModels:
         self.seed = seed
         self.topic = topic
         self._agents: dict[tuple[str, str, CallKind], PersonaAgent] = {}
+        self._breakers: dict[str, ModelBreaker] = {}  # one per provider (each has its own key)
 
     def price(self, role: str, kind: CallKind) -> ModelPrice | None:
         """The price of the model a call of this role and kind uses (None: not in the price table);
@@ -314,6 +316,9 @@ class DebateModels:
                 cache_transcript=choice.provider == "anthropic" and kind != "summary",
             ),
             observers=self._registry.observers,
+            breaker=self._breakers.setdefault(
+                choice.provider, ModelBreaker(choice.provider, settings.failure_limit)
+            ),
         )
         self._agents[key] = made
         return made

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import cast
 
 from core.clock import DebateClock
-from core.events import ClockTick, E, TurnCompleted
+from core.events import ClockTick, DebateCompleted, E, TurnCompleted
 from core.ports import EventSink, Store
 from core.session.notices import PendingNotices
 from core.session.outage import StoreGuard
@@ -91,7 +91,9 @@ class EventPath:
         except Exception:
             log.exception("debate %s: the sink failed on %s #%d", self._debate_id, stamped.kind, stamped.seq)
         note = self._notices.after()
-        if note is not None:
+        if note is not None and isinstance(stamped, DebateCompleted):  # nothing follows the end
+            log.info("debate %s: %s (not told: the debate had ended)", self._debate_id, note.message)
+        elif note is not None:
             await self._emit_locked(note)
         return stamped
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from core.errors import BallotClosedError
 from core.ports import Binding
 from core.session.results import DebateResult, DebateStatusView
@@ -48,6 +50,15 @@ class DebateHandle:
         if self.done:
             raise BallotClosedError("The debate has ended.")
         await self._session.ballots.withdraw(vote_id, voter_id)
+
+    async def votes_on_card(self, vote_id: str, votes: Mapping[str, tuple[str, str | None]]) -> None:
+        """After a restart: the people's votes the card shows now (person → choice, display name).
+
+        The debate's record is made to match: votes cast, changed or taken back while no process
+        ran are counted. Call it once the card is read back; while the debate still catches up
+        with its log, the votes wait for the window to reopen. A closed window ignores them."""
+        if not self.done:
+            await self._session.ballots.votes_on_card(vote_id, votes)
 
     def vote_card_shown(self, vote_id: str, shown: bool = True) -> None:
         """The front end's report: the vote card and its ballot are visible (or cannot be shown).

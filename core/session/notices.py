@@ -52,6 +52,12 @@ def cannot_resume(reason: Exception) -> Notice:
     return Notice(level="error", code="debate_failed", message=message)
 
 
+def model_down(reason: str) -> Notice:
+    """The model provider is down for this debate (a refused key, failure after failure)."""
+    message = f"This debate stopped: {reason}. Nothing more can be said until the model answers again."
+    return Notice(level="error", code="model_down", message=message)
+
+
 def failed(error: BaseException) -> Notice:
     """The debate hit an error it cannot go on from."""
     return Notice(level="error", code="debate_failed", message=f"The debate hit an error: {error}")

@@ -15,7 +15,8 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from core.clock import DebateClock
-from core.errors import LeaseLost, StoreGaveUp, StoreUnavailable
+from core.errors import LeaseLost, StoreError, StoreGaveUp, StoreUnavailable
+from core.session.dbfile import DatabaseFile
 from core.session.notices import PendingNotices
 from core.settings import StorageSettings
 
@@ -43,6 +44,7 @@ class StoreGuard:
         self.failure: str | None = None  # the store stayed unavailable: the debate stops here
         self.lease_lost = False  # another process owns the debate now: not a word more from here
         self.single_try = False  # shutting down or stopping: a write is tried once, not waited out
+        self._file = DatabaseFile.of(limits.url, limits.heartbeat_seconds)  # SQLite: deleted or replaced?
 
     @property
     def stopped(self) -> bool:
@@ -61,6 +63,7 @@ class StoreGuard:
         paused_here = False
         while True:
             try:
+                self._same_file()
                 result = await write()
             except StoreUnavailable as exc:
                 if self.single_try:
@@ -82,6 +85,12 @@ class StoreGuard:
             except LeaseLost:
                 self.lose_lease()
                 raise
+            except StoreError as exc:
+                if "does not follow" not in str(exc):
+                    raise
+                # another process wrote this debate's next events (it took over, and may have ended it)
+                self.lose_lease()
+                raise LeaseLost(f"debate {self._debate_id} went on in another process") from exc
             if began is not None:
                 waited = time.monotonic() - began
                 if paused_here:
@@ -89,6 +98,12 @@ class StoreGuard:
                 log.warning("debate %s: the store is back after %.1f s", self._debate_id, waited)
                 self._notices.store_back(waited)
             return result
+
+    def _same_file(self) -> None:
+        """The SQLite file written to must still be the one opened: else, a store outage."""
+        problem = self._file.check() if self._file is not None else None
+        if problem is not None:
+            raise StoreUnavailable(problem)
 
     def give_up(self, reason: str) -> None:
         if self.failure is None:

@@ -8,8 +8,10 @@ debate ask here what the log says about them (`core.voting.WindowResume`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
+from typing import Literal
 
 from core.clock import DebateClock
 from core.events import ClockTick, E, Event, HumanVoteOpened, TurnCompleted
@@ -20,6 +22,11 @@ from core.state import DebateState
 log = logging.getLogger(__name__)
 
 
+STALLED = 60.0
+"""Seconds a vote window waits for the other side of its vote to match the log before the replay is
+taken to have gone another way (recalled calls answer at once: this never happens on one path)."""
+
+
 class CatchUp:
     """The stored log of a resumed debate (none for a new one), applied as the format replays it."""
 
@@ -28,6 +35,7 @@ class CatchUp:
         self._replay = replay
         self._state = state
         self._clock = clock
+        self._progress = asyncio.Event()  # set whenever the format matched a stored event
 
     @property
     def resumed(self) -> bool:
@@ -48,6 +56,7 @@ class CatchUp:
         if not replay.active:
             return None
         stored = replay.match(event)
+        self._progress.set()
         self.apply([stored])
         self.apply(replay.passive())
         if not replay.active:
@@ -83,13 +92,31 @@ class CatchUp:
     def window_closed_ahead(self, vote_id: str) -> bool:
         return self._replay is not None and self._replay.window_closed_ahead(vote_id)
 
+    def window_logged(self, vote_id: str) -> Literal["opened", "not_shown", "unopened"]:
+        if self._replay is None:
+            return "unopened"
+        return self._replay.window_logged(vote_id)
+
+    async def caught_up(self) -> None:
+        """Wait until the other side of a vote (its AI votes) matched what it stored, then apply
+        what is left of the log (people's votes, streamed text): from here on the debate is live."""
+        replay = self._replay
+        if replay is None:
+            return
+        while not replay.only_outside_left():
+            self._progress.clear()
+            try:
+                await asyncio.wait_for(self._progress.wait(), STALLED)
+            except TimeoutError:
+                raise ResumeMismatch(f"the debate never came back to {replay.next_described()}") from None
+        self.apply(replay.rest())
+
     def people_tally(self, vote_id: str, options: Sequence[VoteOption]) -> dict[str, int]:
         assert self._replay is not None
         return self._replay.people_tally(vote_id, options)
 
-    def reopen(self, opened: HumanVoteOpened, window: float) -> float:
-        """The window was open when the bot stopped: apply what is left of the log; the time left."""
+    async def reopen(self, opened: HumanVoteOpened, window: float) -> float:
+        """The window was open when the bot stopped: catch up with the log; the time it had left."""
         assert self._replay is not None
-        left = self._replay.time_left(opened, window)
-        self.apply(self._replay.rest())
-        return left
+        await self.caught_up()
+        return self._replay.time_left(opened, window)

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from core.budget import BudgetExhausted
 from core.clock import Clock, DebateClock
-from core.errors import LeaseLost, StoreError, StoreGaveUp
+from core.errors import LeaseLost, ModelOutage, StoreError, StoreGaveUp
 from core.events import DebateCompleted, E, Notice
 from core.formats.base import DebateContext, DebateFormat, Outcome
 from core.llm.registry import DebateModels
@@ -40,6 +40,7 @@ from core.voting import CardsShown, HumanBallots
 log = logging.getLogger(__name__)
 
 SHUT_DOWN = "the bot shut down mid-debate"
+TAKEN_OVER = "another Rostra process took this debate over"
 
 
 class DebateSession:
@@ -209,7 +210,11 @@ class DebateSession:
         if isinstance(exc, BudgetExhausted):  # raised inside a task group (parallel calls)
             log.info("debate %s: %s", self.debate_id, exc)
             return Outcome("budget", detail=self.ctx.budget_note())
-        if isinstance(exc, ResumeMismatch):
+        if isinstance(exc, ModelOutage):  # the model is down for this debate: no more fallbacks
+            log.info("debate %s ends: %s", self.debate_id, exc.reason)
+            outcome = Outcome("failed", detail=exc.reason)
+            notice = notices.model_down(exc.reason)
+        elif isinstance(exc, ResumeMismatch):
             log.warning("debate %s cannot be resumed: %s", self.debate_id, exc)
             outcome = Outcome("failed", detail=f"could not be resumed: {exc}")
             notice = notices.cannot_resume(exc)
@@ -233,7 +238,7 @@ class DebateSession:
         guard = self._guard
         try:
             if guard.lease_lost:
-                detail = "another Rostra process took this debate over"
+                detail = TAKEN_OVER
             else:
                 detail = f"interrupted: {guard.failure}"
                 guard.single_try = True
@@ -324,7 +329,7 @@ def real_error(exc: BaseException) -> BaseException:
                 leaves.append(inner)
 
     walk(exc)
-    for wanted in (ResumeMismatch, LeaseLost, StoreGaveUp, StoreError, BudgetExhausted):
+    for wanted in (ResumeMismatch, LeaseLost, StoreGaveUp, StoreError, ModelOutage, BudgetExhausted):
         for leaf in leaves:
             if isinstance(leaf, wanted):
                 return leaf

@@ -21,6 +21,7 @@ import pytest
 
 from bot.config import Secrets
 from bot.errors import UsageError
+from bot.exits import BOT_STOPPED
 from bot.slack_main import Mode, add_slack_commands, choose_mode, serve
 from core.clock import FakeClock
 from testkit.slack_api import FakeSlack
@@ -401,6 +402,9 @@ async def test_rostra_slack_stops_on_a_signal_even_while_it_cannot_connect(
     proc.send_signal(sig)
     code = await asyncio.wait_for(proc.wait(), 10)
     assert code == 0
+    rest = (await proc.stderr.read()).decode()
+    assert rest.strip().splitlines()[-1:] == [BOT_STOPPED]  # one line at the end
+    assert "KeyboardInterrupt" not in rest and "CancelledError" not in rest
 
 
 async def test_a_token_that_is_not_a_bot_token_is_named_before_anything_else(
