@@ -69,5 +69,5 @@ def test_a_safe_name_reads_the_same_and_fits_discords_length() -> None:
 
 
 def test_a_webhook_name_discord_would_refuse_is_refused_in_the_config() -> None:
-    with pytest.raises(ConfigError, match=r'discord\.webhook_name.*refuses webhook names containing "discord"'):
+    with pytest.raises(ConfigError, match=r'webhook_name.*refuses webhook names containing "discord"'):
         load_config(CONFIG_PATH, overrides={"discord": {"webhook_name": "Rostra for Discord"}})
