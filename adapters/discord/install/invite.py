@@ -65,7 +65,7 @@ def missing_permissions(
     """Labels of the required permissions the bot lacks in a channel (`interaction.app_permissions`)
     for this debate: `new_thread` when it is started from a channel (which then gets the result),
     `ballots` when people vote with reactions, `files` when it posts a file."""
-    skip = set()
+    skip: set[str] = set()
     if not new_thread:
         skip |= _FOR_A_NEW_THREAD
     if not ballots:
