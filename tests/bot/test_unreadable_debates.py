@@ -21,6 +21,8 @@ import pytest
 
 from bot.runtime import Runtime
 from core.ports import DebateRecord
+from testkit.slack_api import FakeSlack
+from testkit.slack_world import APP_TOKEN, BOT_TOKEN
 from tests.helpers import REPO, RecordingSink, make_config
 
 WAIT = 90  # seconds: the commands finish in a few; a hang fails the test instead of stalling it
@@ -156,6 +158,35 @@ def test_the_bots_start_up_does_not_trip_over_it(storage_url: str) -> None:
     no_traceback(done)
     assert done.returncode in (1, 2)
     assert done.stderr.strip().splitlines()[-1].startswith("rostra: ")
+
+
+async def test_rostra_slack_refusing_its_token_is_still_one_line(storage_url: str) -> None:
+    bad, _ = await asyncio.to_thread(two_debates, storage_url)
+    await asyncio.to_thread(break_an_event, storage_url, bad)
+    api = FakeSlack()
+    await api.start()
+    try:
+        api.fail_next("auth.test", status=200, error="invalid_auth")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "SLACK_", "DISCORD_"))}
+        env.update(
+            ROSTRA_CONFIG=str(REPO / "config.yaml"),
+            ROSTRA_STORAGE__URL=storage_url,
+            ROSTRA_SLACK__API_URL=api.base_url,
+            ROSTRA_MODEL__DEFAULT="scripted",
+            SLACK_BOT_TOKEN=BOT_TOKEN,
+            SLACK_APP_TOKEN=APP_TOKEN,
+        )
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "slack", cwd=REPO, env=env, stderr=asyncio.subprocess.PIPE
+        )
+        assert proc.stderr is not None
+        err = (await asyncio.wait_for(proc.stderr.read(), WAIT)).decode()
+        assert await asyncio.wait_for(proc.wait(), 10) == 2
+    finally:
+        await api.stop()
+    assert "Traceback" not in err, err
+    refused = "rostra: Slack refused SLACK_BOT_TOKEN (invalid_auth); check the token."
+    assert err.strip().splitlines()[-1] == refused
 
 
 def test_resuming_the_cut_short_debates_names_it_once_and_goes_on(
