@@ -11,15 +11,13 @@ from typing import Protocol
 from pydantic import SecretStr
 
 from adapters.discord.settings import DiscordSettings
+from adapters.pictures.settings import ResultsSettings
 from adapters.slack.settings import SlackSettings
 from core.admission import Admission
-from core.manager import DebateManager, PreparedDebate
-from core.models import Persona
-from core.ports import Binding, EventSink, Store
-from core.recovery import Adopted, Attach, Recovery
-from core.session import DebateHandle
+from core.manager import DebateManager
+from core.ports import Store
+from core.recovery import Recovery
 from core.settings import CoreSettings
-from core.spec import DebateSpec
 
 
 class HostConfig(Protocol):
@@ -28,6 +26,9 @@ class HostConfig(Protocol):
 
     @property
     def slack(self) -> SlackSettings: ...
+
+    @property
+    def results(self) -> ResultsSettings: ...
 
 
 class HostSecrets(Protocol):
@@ -73,23 +74,3 @@ class Host(Protocol):
 
     @property
     def recovery(self) -> Recovery: ...
-
-    # --- shortcuts the front ends still call; each is one of the parts above -----------------------
-
-    @property
-    def personas(self) -> dict[str, Persona]: ...  # core.personas
-
-    def prepare(self, spec: DebateSpec) -> PreparedDebate: ...  # manager.prepare
-
-    async def resume_debates(
-        self, platform: str, attach: Attach, *, adopted: Adopted | None = None
-    ) -> list[DebateHandle]: ...  # recovery.resume_debates
-
-    async def start_debate(
-        self,
-        spec: DebateSpec,
-        sink: EventSink,
-        *,
-        binding: Binding | None = None,
-        seed: int | None = None,
-    ) -> DebateHandle: ...  # manager.start

@@ -49,7 +49,7 @@ from bot.config import Config, Secrets, load_config
 from bot.runtime import Runtime
 from core.events import DebateCompleted, Event
 from core.llm.scripted import Script, ScriptedModel
-from core.ports import DebateRecord, DebateStatus, new_owner_id
+from core.ports import AdmissionAsk, Claimed, DebateRecord, DebateStatus, Refused, new_owner_id
 from core.spec import DebateSpec
 
 REPO = Path(__file__).resolve().parent.parent
@@ -182,6 +182,29 @@ class MemoryStore:
     async def wait_for_votes(self) -> None:
         await self._posted.wait()
         self._posted.clear()
+
+    # One process: the bench starts debates through the manager, not admission, so a start is
+    # always admitted and nothing runs in another process.
+    async def admit(self, ask: AdmissionAsk) -> Claimed | Refused:
+        return Claimed(at=time.time(), previous_start=None)
+
+    async def claim_started(self, platform: str, channel: str, debate_id: str) -> None:
+        return None
+
+    async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
+        return None
+
+    async def find_running(self, platform: str, channel: str) -> DebateRecord | None:
+        return None
+
+    async def first_delivery(self, key: str, ttl: float) -> bool:
+        return True
+
+    async def join_workers(self, role: str) -> None:
+        return None
+
+    async def live_workers(self, role: str) -> int:
+        return 1
 
     async def create_debate(self, record: DebateRecord) -> None:
         self._debates[record.id] = record

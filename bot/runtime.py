@@ -133,7 +133,7 @@ class Runtime:
     async def resume_debates(
         self, platform: str, attach: Attach, *, adopted: Adopted | None = None
     ) -> list[DebateHandle]:
-        """`self.recovery.resume_debates` (see there), kept for the front ends that call it here."""
+        """`self.recovery.resume_debates` (see there), for the terminal and the tests."""
         return await self.recovery.resume_debates(platform, attach, adopted=adopted)
 
     def enable_failover(self) -> None:

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from core.errors import DebateError, ModelCallError
 from core.models import TokenUsage
 from core.pricing import format_cost
+from core.token_estimate import estimate_tokens
 
 if TYPE_CHECKING:
     from core.llm.agents import Decision as DecisionT
@@ -33,9 +34,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T", bound=BaseModel)
 
-CHARS_PER_TOKEN = 3
-"""Prompt estimate for ASCII text: one token per three characters (English runs near four)."""
-_ASCII = bytes(range(128))
 CALL_OVERHEAD = 64
 """Tokens a call costs beyond its text (message framing, a structured reply's schema note)."""
 CLOSING_SHARE = 0.5
@@ -152,17 +150,6 @@ class CallPlan:
     prompt: str
     calls: int = 1
     """Model calls one run may make (research tools add a call per tool use)."""
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens `text` may take at most: ASCII at three characters a token, every other character at
-    one token per UTF-8 byte (a byte-level tokenizer never does worse), so Chinese, Japanese, Korean,
-    Cyrillic or emoji cannot overrun a ceiling that English fits."""
-    if text.isascii():
-        return math.ceil(len(text) / CHARS_PER_TOKEN)
-    encoded = text.encode("utf-8", "surrogatepass")
-    wide = len(encoded.translate(None, _ASCII))
-    return math.ceil((len(encoded) - wide) / CHARS_PER_TOKEN) + wide
 
 
 def micro_dollars(usd: float) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -32,12 +33,16 @@ from core.llm.registry import ModelRegistry
 from core.observe import DebateTags, EventObserver, ObservedSink
 from core.ports import Binding, DebateRecord, EventSink, Store
 from core.replay import Replay
-from core.session import STATUS_OF_REASON, DebateHandle, DebateSession
+from core.session import STATUS_OF_REASON, DebateHandle, DebateSession, DebateStatusView
 from core.settings import CoreSettings
 from core.spec import DebateSpec, clean_topic
 from core.spending import SpendLedger
+from core.state import DebateState
 
 log = logging.getLogger(__name__)
+
+StopAnswer = Literal["stopped", "requested", "already_ended", "no_such_debate"]
+STOP_POLL = 0.2  # how often a stop asked through another process looks whether the debate ended
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,7 @@ class DebateManager:
             resume_notice=resume_notice,
         )
         memo.set_recorder(session.record_call)
+        session.window_clock.take_relayed = lambda: self.deliver_votes(debate_id)
         return session
 
     def _run(self, session: DebateSession) -> DebateHandle:
@@ -340,7 +346,71 @@ class DebateManager:
         if record is None or record.status != "running":
             raise BallotClosedError("The debate has ended.")
         vote = {"vote_id": vote_id, "voter_id": voter_id, "choice": choice, "voter_name": voter_name}
-        await self.store.post_vote(debate_id, json.dumps(vote))
+        await self.store.post_vote(debate_id, json.dumps(vote))  # stored: counted by the window's close
+
+    # --- controls and questions from any process ----------------------------------------------
+
+    async def find_running(self, *, platform: str, channel: str) -> DebateRecord | None:
+        """The debate running in a channel (or started from it), in any process: read from the store."""
+        return await self.store.find_running(platform, channel)
+
+    async def request_stop(
+        self, debate_id: str, reason: str = "stopped", *, wait: float = 10.0
+    ) -> StopAnswer:
+        """Stop a debate, whichever process runs it; what happened, for the person who asked.
+
+        Here: the debate is told at once. Elsewhere: the stop is left in the store for the owner,
+        which applies it as it applies relayed votes (at once on Postgres, within
+        `storage.poll_seconds` on SQLite). Either way this waits up to `wait` seconds to see the
+        debate end, closed with its statistics ("stopped"), else answers "requested" (it will: a
+        stop left in the store is applied by the owner, or by the process that takes it over).
+        "already_ended" and "no_such_debate" when there is nothing to stop. Raises StoreError when
+        the store cannot answer."""
+        session = self._sessions.get(debate_id)
+        if session is not None and not session.done:
+            session.request_stop(reason)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(session.wait(), wait)
+                return "stopped"
+            return "requested"
+        record = await self.store.get_debate(debate_id)
+        if record is None:
+            return "no_such_debate"
+        if record.status != "running":
+            return "already_ended"
+        await self.store.post_vote(debate_id, json.dumps({"control": "stop", "reason": reason}))
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            await asyncio.sleep(min(STOP_POLL, max(0.0, deadline - time.monotonic())))
+            current = await self.store.get_debate(debate_id)
+            if current is None or current.status != "running":
+                return "stopped"
+        return "requested"
+
+    async def status_of(self, debate_id: str) -> DebateStatusView | None:
+        """A running debate's status, whichever process runs it (None once it ended): this process's
+        own view, else one rebuilt from the stored log (its clock as of its last tick)."""
+        session = self._sessions.get(debate_id)
+        if session is not None and not session.done:
+            return session.status()
+        record = await self.store.get_debate(debate_id)
+        if record is None or record.status != "running":
+            return None
+        s = DebateState.replay(debate_id, await self.store.events(debate_id))
+        speaker = (
+            s.open_turn.speaker.name if s.open_turn else (s.active_speaker.name if s.active_speaker else None)
+        )
+        return DebateStatusView(
+            debate_id=debate_id,
+            format=s.format or record.format,
+            topic=record.topic,
+            phase=s.phase,
+            round=s.round,
+            speaker=speaker,
+            elapsed=s.clock.elapsed if s.clock is not None else 0.0,
+            remaining=s.clock.remaining if s.clock is not None else None,
+            turns=len(s.turns),
+        )
 
     async def deliver_votes_forever(self) -> None:
         """Apply the votes other processes left for the debates running here, as they arrive."""
@@ -358,6 +428,9 @@ class DebateManager:
             return
         for payload in await self.store.take_votes(debate_id):
             vote = json.loads(payload)
+            if vote.get("control") == "stop":  # a Stop asked through another process
+                session.request_stop(str(vote.get("reason") or "stopped"))
+                continue
             try:
                 await self.cast_vote(
                     debate_id,

@@ -6,6 +6,7 @@ import os
 import secrets
 import socket
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -93,6 +94,39 @@ def retire_owner_id(owner: str) -> None:
     LIVE_OWNERS.discard(owner.rsplit(":", 1)[-1])
 
 
+@dataclass(frozen=True)
+class AdmissionAsk:
+    """A start asking to be admitted, with the limits it is held to (see core.admission)."""
+
+    platform: str
+    scope: str
+    channel: str
+    person: str
+    max_per_scope: int
+    max_total: int
+    cooldown: float
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """Admitted: the channel's claim is taken and the person's cooldown runs from `at` (epoch
+    seconds); `previous_start` is what the cooldown held before (given back if the start fails)."""
+
+    at: float
+    previous_start: float | None
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Not admitted, and why: a debate `running` in the channel (its `topic`), one `starting` there,
+    the `scope` or `total` cap reached (`count` counted), or the person's `cooldown` (`wait` s left)."""
+
+    why: Literal["running", "starting", "scope", "total", "cooldown"]
+    topic: str = ""
+    count: int = 0
+    wait: float = 0.0
+
+
 class Store(Protocol):
     """An append-only event log per debate plus a table of debates, shared by any number of processes.
 
@@ -102,6 +136,9 @@ class Store(Protocol):
     a lease that `acquire` takes with a new fencing token and a heartbeat renews. Every write to a
     debate carries that token and raises LeaseLost in a process whose token is no longer current,
     even when nobody owns the debate now.
+
+    What the workers of one bot must agree on lives here too, as atomic operations (see
+    core.storage.cluster): admission claims and cooldowns, inbound delivery keys, live workers.
     """
 
     @property
@@ -118,7 +155,8 @@ class Store(Protocol):
         ...
 
     async def post_vote(self, debate_id: str, payload: str) -> None:
-        """Leave a human vote for the debate's owner (any process may; it is not fenced)."""
+        """Leave a human vote or a control (a stop) for the debate's owner (any process may; it is not
+        fenced); stored before it returns, so the owner takes it even if its notification is lost."""
         ...
 
     async def take_votes(self, debate_id: str) -> list[str]:
@@ -127,6 +165,36 @@ class Store(Protocol):
 
     async def wait_for_votes(self) -> None:
         """Return when votes may have been posted (a notification, or after a poll interval)."""
+        ...
+
+    # --- one bot over many processes (core.storage.cluster) --------------------------------------
+
+    async def admit(self, ask: AdmissionAsk) -> Claimed | Refused:
+        """Check every admission limit and take the channel's claim, atomically across processes."""
+        ...
+
+    async def claim_started(self, platform: str, channel: str, debate_id: str) -> None:
+        """This store's claim on the channel now stands for the running debate."""
+        ...
+
+    async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
+        """A start that failed: its claim removed, the person's cooldown as it was before."""
+        ...
+
+    async def find_running(self, platform: str, channel: str) -> DebateRecord | None:
+        """The debate running in the channel (or started from it), whichever process runs it."""
+        ...
+
+    async def first_delivery(self, key: str, ttl: float) -> bool:
+        """True for the first caller to present `key` within `ttl` seconds, in any process."""
+        ...
+
+    async def join_workers(self, role: str) -> None:
+        """Count this process among the live workers of `role` until it closes (its heartbeat)."""
+        ...
+
+    async def live_workers(self, role: str) -> int:
+        """How many processes of `role` are alive now (this one included once it joined)."""
         ...
 
     async def create_debate(self, record: DebateRecord) -> None: ...

@@ -10,7 +10,10 @@ see `pointed_at`), and is as strict as Discord's published rules:
 - faults on demand: an error answer (optionally after the request was carried out, as when Discord
   stores a message and the gateway in front of it answers 502), a Cloudflare-style 429 (no `Via`
   header, an HTML body), and threads that are gone (404/10003) or forbidden (403/50001);
-- `nonce` + `enforce_nonce` on bot messages: a second post with the same nonce returns the first.
+- `nonce` + `enforce_nonce` on bot messages: a second post with the same nonce returns the first;
+- attachments as Discord takes them: at most 10 files and 10 MiB a message (else 400/50035 or
+  413/40005), each with its description (alt text); an embed image `attachment://<filename>` becomes
+  the attachment's URL, one naming no attachment of the message is dropped (Discord shows none);
 - webhook usernames: one containing "clyde" or "discord" (any case) is refused 400/50035, as Discord
   refuses it; `refuse_names` adds further names Discord may refuse (matched without zero-width
   characters, as a stricter check than Discord's published one would).
@@ -50,6 +53,11 @@ class Request:
     at: float = field(default_factory=time.monotonic)
 
 
+MAX_FILES = 10
+MAX_UPLOAD = 10 * 1024 * 1024
+"""Files a message may carry, and their bytes in all (a server without boosts)."""
+
+
 @dataclass
 class Limits:
     """Discord's published limits (defaults); tests may shrink the windows."""
@@ -70,6 +78,7 @@ class FakeDiscordREST(FakeServer[Request]):
         self.reactions: dict[int, list[str]] = {}  # message id → emojis the bot added
         self.deleted: set[int] = set()
         self._nonces: dict[tuple[int, str], int] = {}
+        self.files: dict[int, bytes] = {}  # attachment id → the file's bytes
         self.refused_names: set[str] = {"clyde", "discord"}
         """Webhook usernames containing one of these (any case) are refused with 400/50035."""
         self._strict_names = False
@@ -285,10 +294,12 @@ class FakeDiscordREST(FakeServer[Request]):
             channel_id = int(mt.group(1))
             if m == "GET":
                 return 200, [h for h in self.webhooks.values() if int(h["channel_id"]) == channel_id]
-            refused = self._refused_username({"username": req.body.get("name")})
-            if refused is not None:
-                return 400, _invalid_username(refused)
+            word = self._refused_username({"username": req.body.get("name")})
+            if word is not None:
+                return 400, _invalid_username(word)
             return 200, self._create_webhook(channel_id, str(req.body.get("name", "hook")))
+        if m == "POST" and (refused := _refused_files(req.body)) is not None:
+            return refused
         if mt := re.fullmatch(r"/channels/(\d+)/messages", p):
             channel_id = int(mt.group(1))
             if m == "GET":
@@ -306,9 +317,9 @@ class FakeDiscordREST(FakeServer[Request]):
             hook = self.webhooks.get(int(mt.group(1)))
             if hook is None or hook["token"] != mt.group(2):
                 return 404, {"message": "Unknown Webhook", "code": 10015}
-            refused = self._refused_username(req.body) if m == "POST" else None
-            if refused is not None:
-                return 400, _invalid_username(refused)
+            word = self._refused_username(req.body) if m == "POST" else None
+            if word is not None:
+                return 400, _invalid_username(word)
             return 200, self._webhook_post(hook, req)
         if mt := re.fullmatch(r"/webhooks/(\d+)/([^/]+)/messages/(\d+)", p):
             return self._edit_or_delete(int(mt.group(3)), m, req.body, webhook_id=int(mt.group(1)))
@@ -332,6 +343,7 @@ class FakeDiscordREST(FakeServer[Request]):
 
     def _message(self, channel_id: int, body: dict[str, Any], author: dict[str, Any]) -> dict[str, Any]:
         message_id = self.snowflake()
+        attachments = [self._attachment(a) for a in body.get("attachments") or []]
         message = {
             "id": str(message_id),
             "channel_id": str(channel_id),
@@ -343,11 +355,8 @@ class FakeDiscordREST(FakeServer[Request]):
             "mention_everyone": False,
             "mentions": [],
             "mention_roles": [],
-            "attachments": [
-                {"id": str(self.snowflake()), "filename": a.get("filename", "file")}
-                for a in body.get("attachments") or []
-            ],
-            "embeds": body.get("embeds") or [],
+            "attachments": attachments,
+            "embeds": [_resolved(e, attachments) for e in body.get("embeds") or []],
             "pinned": False,
             "type": 0,
             "flags": 0,
@@ -357,6 +366,22 @@ class FakeDiscordREST(FakeServer[Request]):
             message["nonce"] = body["nonce"]
         self.messages[message_id] = message
         return message
+
+    def _attachment(self, given: dict[str, Any]) -> dict[str, Any]:
+        attachment_id = self.snowflake()
+        filename = str(given.get("filename") or "file")
+        data: bytes = given.get("data", b"")
+        self.files[attachment_id] = data
+        attachment = {
+            "id": str(attachment_id),
+            "filename": filename,
+            "size": len(data),
+            "url": f"https://cdn.discordapp.com/attachments/0/{attachment_id}/{filename}",
+            "proxy_url": f"https://media.discordapp.net/attachments/0/{attachment_id}/{filename}",
+        }
+        if given.get("description"):
+            attachment["description"] = given["description"]
+        return attachment
 
     def _bot_post(self, channel_id: int, body: dict[str, Any]) -> dict[str, Any]:
         nonce = body.get("nonce")
@@ -405,6 +430,27 @@ class FakeDiscordREST(FakeServer[Request]):
         return list(reversed(oldest_first))[:limit]
 
 
+def _refused_files(body: dict[str, Any]) -> tuple[int, Any] | None:
+    """Discord's answer to a message with too many files or too many bytes of them (else None)."""
+    files = [a for a in body.get("attachments") or [] if "data" in a]
+    if len(files) > MAX_FILES:
+        return 400, {"message": "Invalid Form Body", "code": 50035}
+    if sum(len(a["data"]) for a in files) > MAX_UPLOAD:
+        return 413, {"message": "Request entity too large", "code": 40005}
+    return None
+
+
+def _resolved(embed: dict[str, Any], attachments: list[dict[str, Any]]) -> dict[str, Any]:
+    """An embed image `attachment://<filename>` as Discord shows it: the attachment's URL, or none."""
+    url = str((embed.get("image") or {}).get("url") or "")
+    if not url.startswith("attachment://"):
+        return embed
+    named = next((a for a in attachments if a["filename"] == url.removeprefix("attachment://")), None)
+    if named is None:
+        return {k: v for k, v in embed.items() if k != "image"}
+    return {**embed, "image": {"url": named["url"], "proxy_url": named["proxy_url"]}}
+
+
 def _user(user_id: int, name: str, *, bot: bool) -> dict[str, Any]:
     return {"id": str(user_id), "username": name, "discriminator": "0000", "avatar": None, "bot": bot}
 
@@ -446,8 +492,12 @@ async def _body(request: web.Request) -> dict[str, Any]:
             if part.name == "payload_json":
                 payload.update(json.loads(data))
             else:
-                files.append({"filename": part.filename or "file", "size": len(data)})
-        if files and not payload.get("attachments"):
-            payload["attachments"] = files
+                files.append({"filename": part.filename or "file", "size": len(data), "data": bytes(data)})
+        if files:  # the payload's attachment entries (filename, description) with their parts' bytes
+            described = payload.get("attachments") or []
+            payload["attachments"] = [
+                {**file, **(described[i] if i < len(described) else {}), "data": file["data"]}
+                for i, file in enumerate(files)
+            ]
         return payload
     return {}

@@ -123,6 +123,7 @@ class Arena:
             store=self.rt.store,
             cards=self.cards,
             on_finished=lambda debate_id: None,
+            pictures=self.rt.config.results.picture,
         )
         spec = DebateSpec("arena", topic, {"humans": "off", "exchanges_per_round": 1, **options})
         binding = Binding(platform="discord", scope="1", channel=str(thread.id), started_by="1")

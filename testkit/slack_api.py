@@ -8,9 +8,11 @@ with Retry-After. Slash-command `response_url`s point here too.
 Strict where Slack is: `chat.update` keeps the message's text but not the custom `username`/icon it
 was posted with (reported for real workspaces; the default delivery must not depend on it), and with
 `enforce_limits()` the published rate limits answer 429 + Retry-After: Tier 3 (about 50 per minute)
-per workspace and method for `chat.update` and `reactions.add`, and about one `chat.postMessage` per
-second per channel. `fail_next(..., status=DROP_AFTER)` carries a call out and then drops the
-connection without answering (Slack accepted the post; the client cannot know).
+per workspace and method for `chat.update` and `reactions.add`, Tier 4 (about 100 per minute) for a
+file upload's two calls, and about one `chat.postMessage` per second per channel. An upload must
+send the length it announced; files keep their bytes (`data`) and, as text, their `content`.
+`fail_next(..., status=DROP_AFTER)` carries a call out and then drops the connection without
+answering (Slack accepted the post; the client cannot know).
 
 The server's lifecycle, the call log, faults, rate windows and `wait_until` are the shared base's
 (testkit/server.py); this module holds only Slack's answers and rules.
@@ -65,11 +67,14 @@ class Hold:
 
 @dataclass
 class Limits:
-    """Slack's published limits: Tier 3 per workspace and method, posts per channel."""
+    """Slack's published limits: Tier 3 and Tier 4 (file uploads) per workspace and method, posts
+    per channel."""
 
     tier3: tuple[int, float] = (50, 60.0)
     post_per_channel: tuple[int, float] = (1, 1.0)
     tier3_methods: tuple[str, ...] = ("chat.update", "reactions.add")
+    tier4: tuple[int, float] = (100, 60.0)
+    tier4_methods: tuple[str, ...] = ("files.getUploadURLExternal", "files.completeUploadExternal")
 
 
 class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
@@ -161,6 +166,8 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
             return None
         if method in self.limits.tier3_methods:
             name, (limit, per) = f"{TEAM}:{method}", self.limits.tier3
+        elif method in self.limits.tier4_methods:
+            name, (limit, per) = f"{TEAM}:{method}", self.limits.tier4
         elif method == "chat.postMessage":
             name, (limit, per) = f"post:{args.get('channel')}", self.limits.post_per_channel
         else:
@@ -432,7 +439,11 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
         if self.refuse_files:
             return {"ok": False, "error": "missing_scope", "needed": "files:write"}
         file_id = f"F{next(self._counter):06d}"
-        self.files[file_id] = {"filename": a.get("filename"), "length": int(a.get("length", 0))}
+        self.files[file_id] = {
+            "filename": a.get("filename"),
+            "length": int(a.get("length", 0)),
+            "alt_txt": a.get("alt_txt"),
+        }
         return {"ok": True, "upload_url": f"{self.root}/upload/{file_id}", "file_id": file_id}
 
     def _files_completeUploadExternal(self, a: dict[str, Any]) -> dict[str, Any]:
@@ -454,9 +465,14 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
         file_id = request.match_info["file_id"]
         if file_id not in self.files:
             return web.Response(status=404)
-        self.files[file_id]["content"] = (await request.read()).decode("utf-8")
+        data = await request.read()
+        entry = self.files[file_id]
+        if len(data) != entry["length"]:  # Slack takes the length announced for the upload URL
+            return web.Response(status=400, text="length mismatch")
+        entry["data"] = data  # as sent; `content` is the text of a text file
+        entry["content"] = data.decode("utf-8", errors="replace")
         self.changed()
-        return web.Response(text=f"OK - {len(self.files[file_id]['content'])}")
+        return web.Response(text=f"OK - {len(data)}")
 
     async def _respond(self, request: web.Request) -> web.Response:
         self.responses.append(await request.json())

@@ -254,6 +254,7 @@ async def open_harness(
     latency: float = 0,
     resume: bool = True,
     storage: dict[str, Any] | None = None,
+    results: dict[str, Any] | None = None,
 ) -> AsyncIterator[Harness]:
     """The app on a fresh Runtime. Opened again on the same `tmp_path`, it is the bot restarted on
     the same database (against the same Slack)."""
@@ -278,6 +279,7 @@ async def open_harness(
             **(formats or {}),
         },
         storage=storage or {},
+        results=results or {},
     )
     secrets = Secrets(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET)
     clock = clock or FakeClock()

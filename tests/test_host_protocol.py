@@ -11,4 +11,5 @@ async def test_runtime_is_a_host(tmp_path: Path) -> None:
     async with Runtime(make_config(tmp_path)) as rt:
         host: Host = rt
         assert host.store is rt.store
-        assert "ada" in host.personas
+        assert "ada" in host.core.personas
+        assert host.recovery is rt.recovery and host.manager is rt.manager

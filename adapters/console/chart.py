@@ -11,7 +11,7 @@ from typing import assert_never
 
 from rich.text import Text
 
-from adapters.pictures.data import (
+from adapters.pictures.shapes import (
     KEEP_COLOR,
     REPLACE_COLOR,
     UNDECIDED_COLOR,

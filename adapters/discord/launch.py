@@ -161,7 +161,7 @@ class Launcher:
         if misplaced is not None:
             return misplaced
         try:
-            prepared = None if request.has_files else self.rt.prepare(request.spec())
+            prepared = None if request.has_files else self.rt.manager.prepare(request.spec())
         except DebateError as exc:
             return messages.option_error(str(exc))
         spec = prepared.spec if prepared is not None else None
@@ -202,7 +202,7 @@ class Launcher:
         documents = await read_documents(request.documents, limit=limit)
         question = request.question_document
         spec = request.spec(documents, await read_document(question, limit=limit) if question else None)
-        return self.rt.prepare(spec).spec
+        return self.rt.manager.prepare(spec).spec
 
     async def _thread(self, spec: DebateSpec, plan: _Plan) -> discord.Thread:
         if isinstance(plan.channel, discord.Thread):
@@ -227,12 +227,13 @@ class Launcher:
             store=self.rt.store,
             cards=self.desk.cards,
             on_finished=self._finished,
+            pictures=self.rt.config.results.picture,
         )
         binding = Binding(
             platform=PLATFORM, scope=str(plan.guild.id), channel=str(thread.id), started_by=str(plan.user.id)
         )
         try:
-            handle = await self.rt.start_debate(spec, sink, binding=binding)
+            handle = await self.rt.manager.start(spec, sink, binding=binding)
         except DebateError:
             await sink.aclose()
             raise

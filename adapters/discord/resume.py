@@ -78,7 +78,7 @@ class Resumer:
             await self._bind(handles, found)
 
         try:
-            await self._bind(await self.rt.resume_debates(PLATFORM, attach, adopted=adopted), found)
+            await self._bind(await self.rt.recovery.resume_debates(PLATFORM, attach, adopted=adopted), found)
         finally:
             for again in found.values():
                 await again.sink.aclose()
@@ -115,6 +115,7 @@ class Resumer:
             store=self.rt.store,
             cards=self.desk.cards,
             on_finished=self._finished,
+            pictures=self.rt.config.results.picture,
         )
         await self._unarchive(thread)
         events = await self.rt.store.events(record.id)

@@ -23,7 +23,7 @@ from matplotlib.ft2font import FT2Font
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from adapters.pictures.data import (
+from adapters.pictures.shapes import (
     KEEP_COLOR,
     REPLACE_COLOR,
     UNDECIDED_COLOR,

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import assert_never
 
-from adapters.pictures.data import hex_color, initials, picture_of
+from adapters.pictures.data import picture_of
+from adapters.pictures.shapes import hex_color, initials
 from core.events import (
     Artifact,
     ClockTick,

@@ -14,7 +14,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapters.pictures.data import ResultsPicture, picture_of
+from adapters.pictures.data import picture_of
+from adapters.pictures.shapes import ResultsPicture
 from core.events import Event
 
 log = logging.getLogger(__name__)

@@ -153,7 +153,7 @@ class Launcher:
         for file in attachments.files:
             if not file.needs_info:  # else checked once Slack has said more (files.info)
                 check_file(file, limit=limit)
-        return self.rt.prepare(_with_documents(spec, attachments)).spec, attachments
+        return self.rt.manager.prepare(_with_documents(spec, attachments)).spec, attachments
 
     async def _read_documents(self, spec: DebateSpec, attachments: Attachments) -> DebateSpec:
         """Download the attached documents and check the request again with them."""
@@ -165,7 +165,7 @@ class Launcher:
             options["documents"] = documents
         if question is not None:
             options["question_document"] = question
-        return self.rt.prepare(replace(spec, options=options)).spec
+        return self.rt.manager.prepare(replace(spec, options=options)).spec
 
     async def _launch(
         self, request: Request, spec: DebateSpec, replies: Replies, bot_user_id: str | None, slot: Slot
@@ -192,12 +192,13 @@ class Launcher:
             store=self.rt.store,
             bot_user_id=bot_user_id,
             clock=self.countdown_clock,
+            pictures=self.rt.config.results.picture,
         )
         binding = Binding(
             platform=PLATFORM, scope=request.team, channel=request.channel, started_by=request.user
         )
         try:
-            handle = await self.rt.start_debate(spec, sink, binding=binding)
+            handle = await self.rt.manager.start(spec, sink, binding=binding)
         except DebateError as exc:
             await self._withdraw_card(request.channel, thread_ts, str(exc))
             await replies.say(messages.could_not_start(str(exc)))

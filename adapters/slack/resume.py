@@ -56,7 +56,7 @@ async def resume_debates(front: Resumable) -> list[DebateHandle]:
     async def adopted(handles: list[DebateHandle]) -> None:  # taken over from a stopped worker
         _bind(front, handles, reattached)
 
-    handles = await front.rt.resume_debates(PLATFORM, attach, adopted=adopted)
+    handles = await front.rt.recovery.resume_debates(PLATFORM, attach, adopted=adopted)
     _bind(front, handles, reattached)
     if handles:
         log.info("resumed %d Slack debate(s)", len(handles))
@@ -110,6 +110,7 @@ async def reattach_thread(
         bot_user_id=bot_user_id,
         debate_id=record.id,
         clock=clock,
+        pictures=rt.config.results.picture,
     )
     sink.restore(await rt.store.events(record.id), values)
     desk.track(sink)

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import random
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 from agno.metrics import MessageMetrics
@@ -34,255 +32,10 @@ from agno.models.response import ModelResponse
 from pydantic import BaseModel
 
 from core.clock import Clock, RealClock
-from core.errors import ModelConfigError
-from core.localfiles import LocalFileError, read_local_yaml
-from core.words import quoted
+from core.llm.placeholders import placeholder_structured, placeholder_text
+from core.llm.script import CONTROL_KEYS, Script, ScriptedFailure, ScriptItem, count_tokens
 
-ScriptItem = str | dict[str, Any]
-
-_CONTROL_KEYS = {"error", "delay", "say"}
-
-
-class ScriptedFailure(RuntimeError):
-    """A failure the script asked for."""
-
-
-class Script:
-    """Replies by key, with one shared cursor per key (per debate)."""
-
-    def __init__(self, entries: Mapping[str, list[ScriptItem]] | None = None) -> None:
-        self.entries: dict[str, list[ScriptItem]] = {k: list(v) for k, v in (entries or {}).items()}
-        self.cursors: dict[str, int] = {}
-
-    @classmethod
-    def load(cls, path: str | Path) -> Script:
-        p = Path(path).expanduser()
-        if not p.exists() and not p.is_symlink():
-            raise ModelConfigError(f"Script file not found: {p}")
-        try:  # only a regular file, bounded (core.localfiles); invalid YAML is one line
-            raw = read_local_yaml(p, what="script file")
-        except LocalFileError as exc:
-            raise ModelConfigError(str(exc)) from None
-        return cls.parse(raw, source=str(p))
-
-    @classmethod
-    def parse(cls, raw: Any, *, source: str = "script") -> Script:
-        if raw is None:
-            return cls()
-        if not isinstance(raw, dict):
-            raise ModelConfigError(f"{source}: a script maps roles or persona:<id> to lists of replies")
-        entries: dict[str, list[ScriptItem]] = {}
-        for key, value in raw.items():
-            items = value if isinstance(value, list) else [value]
-            if not items:
-                raise ModelConfigError(f"{source}: {key!r} has an empty list of replies")
-            for item in items:
-                if not isinstance(item, str | dict):
-                    raise ModelConfigError(
-                        f"{source}: replies under {key!r} must be text or mappings, not {item!r}"
-                    )
-                if isinstance(item, dict):
-                    _check_controls(item, f"{source}: a reply under {key!r}")
-            entries[str(key)] = items
-        return cls(entries)
-
-    def copy(self) -> Script:
-        """A fresh cursor set over the same replies (one per debate)."""
-        return Script(self.entries)
-
-    def key_for(self, persona_id: str, role: str) -> str | None:
-        for key in (f"persona:{persona_id}:{role}", f"persona:{persona_id}", role):
-            if key in self.entries:
-                return key
-        return None
-
-    def next(self, persona_id: str, role: str) -> ScriptItem | None:
-        key = self.key_for(persona_id, role)
-        if key is None:
-            return None
-        items = self.entries[key]
-        i = self.cursors.get(key, 0)
-        self.cursors[key] = i + 1
-        return items[min(i, len(items) - 1)]
-
-
-_MAX_DELAY = 24 * 3600.0
-_ASCII_BYTES = bytes(range(128))
-
-
-def count_tokens(text: str) -> int:
-    """The rehearsal's token count, shaped like a real tokenizer's: about four ASCII characters a
-    token, and a token for each other character (CJK and the like run near one a character)."""
-    if text.isascii():
-        return len(text) // 4
-    encoded = text.encode("utf-8", "surrogatepass")
-    ascii_chars = len(encoded) - len(encoded.translate(None, _ASCII_BYTES))
-    return ascii_chars // 4 + (len(text) - ascii_chars)
-
-
-def _check_controls(item: dict[str, Any], where: str) -> None:
-    """A reply's `delay` is a finite, non-negative number of seconds (no `.inf`, no `.nan`: they
-    cannot be stored or waited out), and `say`/`error` are text."""
-    if "delay" in item:
-        delay = item["delay"]
-        if isinstance(delay, bool) or not isinstance(delay, int | float) or not math.isfinite(delay):
-            raise ModelConfigError(f"{where}: delay must be a number of seconds, not {delay!r}")
-        if not 0 <= delay <= _MAX_DELAY:
-            raise ModelConfigError(f"{where}: delay must be between 0 and {_MAX_DELAY:.0f} seconds")
-    for name in ("say", "error"):
-        if name in item and not isinstance(item[name], str):
-            raise ModelConfigError(f"{where}: {name} must be text, not {item[name]!r}")
-
-
-# Placeholder text for rehearsals. Labelled so nobody mistakes it for a model's argument.
-_OPENERS = [
-    "Let me be direct.",
-    "Two points.",
-    "Consider this.",
-    "Here is what matters.",
-    "I'll answer that head on.",
-    "Look closer.",
-    "Start with the facts.",
-    "Fair question.",
-]
-_FOR = [
-    "The strongest case for “{topic}” is practical: the benefits land first where people need them.",
-    "My opponent asks for certainty before change; no policy ever cleared that bar, the status quo included.",
-    "Places that tried it did not collapse, and the complaints faded within a year.",
-    "If the answer is no, I want to hear the alternative plan and the date it starts.",
-    "We can adjust a reform as we go; we cannot get back the years spent waiting.",
-    "The costs of doing nothing are real, they are just spread thin enough to ignore.",
-    "Ask who carries the burden today: rarely the people defending the way things are.",
-    "A clear rule is easier to live with than a thousand exceptions negotiated case by case.",
-]
-_AGAINST = [
-    "Good intentions are not a plan: “{topic}” sounds simple until you ask who pays.",
-    "The proposition cites success stories and skips the places that quietly reversed course.",
-    "Blanket answers fail the people at the margins, the ones with the fewest alternatives.",
-    "There is a cheaper, reversible path that gets most of the benefit without the damage.",
-    "Every argument so far assumes compliance; people route around rules that ignore their lives.",
-    "Change this large needs consent, and consent is built step by step, not declared.",
-    "The numbers offered are averages; nobody lives an average life.",
-    "Before we commit, show me the evidence that survives a hostile reading.",
-]
-_NEUTRAL = [
-    "On “{topic}”, the honest answer weighs cost against fairness.",
-    "The evidence points both ways; the question is which risk we would rather carry.",
-    "A workable answer starts small, measures, and expands what works.",
-    "Both sides agree on the goal; they disagree about the speed and who bears the cost.",
-    "The strongest version of each position deserves a hearing before any verdict.",
-    "What would change my mind is data from a comparable place, not another anecdote.",
-]
-_SUMMARY = [
-    "The proposition pressed on cost and precedent; the opposition answered with fairness and reversibility.",
-    "The floor changed hands when the observers wanted sharper answers, and the exchanges grew tighter.",
-    "Neither side fully answered the other's best point, which is where the next debate should start.",
-    "Takeaway: the motion is less about whether than about how fast and for whom.",
-]
-_REASONS = {
-    "keep": [
-        "The last answer engaged the opposition's point directly.",
-        "Clear, concrete and on topic.",
-        "Held the line under pressure.",
-    ],
-    "replace": [
-        "The argument drifted and left the strongest objection standing.",
-        "Repeated an earlier point without adding anything new.",
-        "A fresh angle would serve the motion better now.",
-    ],
-    "": [
-        "The strongest option on the evidence given.",
-        "Weighed the trade-offs and this one holds up best.",
-        "Closest to what the question actually asks.",
-    ],
-}
-_SYNTHESIS = [
-    "Drawing the panel together: the documents agree on the direction and differ on the cost.",
-    "Where the sources overlap the answer is clear; where they diverge, the panel says so.",
-    "The final answer: start where the evidence is strongest and measure before going further.",
-]
-_DOCUMENT = re.compile(r'<document name="[^"]*">\n(.*?)\n</document>', re.DOTALL)
-_FOR_ROLES = {"proposition", "proposer", "for"}
-_AGAINST_ROLES = {"opposition", "critic", "against"}
-_SUMMARY_ROLES = {"moderator", "synthesiser", "judge"}
-
-
-def _quotable(document: str, rng: random.Random) -> str | None:
-    sentences = [" ".join(s.split()) for s in re.split(r"(?<=[.!?])\s+|\n+", document)]
-    usable = [s.strip("# ") for s in sentences if len(s.split()) >= 5]
-    return rng.choice(usable) if usable else None
-
-
-def placeholder_text(
-    rng: random.Random, *, name: str, role: str, topic: str, prompt: str = "", system: str = ""
-) -> str:
-    """Rehearsal text. The prompt only picks the kind of reply (a question, a distillation, a quote)."""
-    motion = quoted(topic or "the motion")
-    if role == "synthesiser":
-        return f"[rehearsal] {' '.join(_SYNTHESIS)}"
-    found = _DOCUMENT.search(system)
-    if role == "panellist" and found is not None:
-        quote = _quotable(found.group(1), rng)
-        if quote is not None:
-            return f'[rehearsal] My document puts it plainly: "{quote}" That is where my answer starts.'
-
-    if "focus question" in prompt and "question only" in prompt:
-        return f"[rehearsal] On {motion}: who gains, who pays, and how would we know?"
-    if "Distil the round" in prompt:
-        return (
-            "[rehearsal] Both sides accept the problem is real; they split on cost and on who carries it."
-            f" Sharper question, on {motion}: what evidence would settle it within a year?"
-        )
-    if role in _SUMMARY_ROLES:
-        body = " ".join(_SUMMARY)
-        return f"[rehearsal] {name}'s summary. {body}"
-    bank = _FOR if role in _FOR_ROLES else _AGAINST if role in _AGAINST_ROLES else _NEUTRAL
-    first, second = rng.sample(bank, 2)
-    body = f"{rng.choice(_OPENERS)} {first} {second}".replace("{topic}", topic or "the motion")
-    return f"[rehearsal] {body}"
-
-
-def placeholder_structured(rng: random.Random, schema: dict[str, Any], topic: str = "") -> dict[str, Any]:
-    """A valid instance of a (simple) JSON schema: enums chosen by the seeded RNG."""
-    defs = schema.get("$defs", {})
-    chosen: list[str] = []  # the choices made so far, so a reason can agree with its vote
-
-    def value(prop: dict[str, Any], name: str) -> Any:
-        if "$ref" in prop:
-            return value(defs[prop["$ref"].split("/")[-1]], name)
-        if "enum" in prop:
-            picked = rng.choice(prop["enum"])
-            chosen.append(str(picked))
-            return picked
-        if "const" in prop:
-            return prop["const"]
-        if "anyOf" in prop:
-            options = [p for p in prop["anyOf"] if p.get("type") != "null"]
-            return value(options[0], name) if options else None
-        kind = prop.get("type")
-        if kind == "string":
-            if "reason" in name:
-                bank = next((_REASONS[c] for c in reversed(chosen) if c in _REASONS), _REASONS[""])
-                return f"[rehearsal] {rng.choice(bank)}"
-            return f"[rehearsal] {name}"
-        if kind == "integer":
-            return int(prop.get("minimum", 0))
-        if kind == "number":
-            return float(prop.get("minimum", 0))
-        if kind == "boolean":
-            return rng.random() < 0.5
-        if kind == "array":
-            items = prop.get("items", {})
-            count = max(int(prop.get("minItems", 0)), min(3, int(prop.get("maxItems", 3))))
-            if items.get("type") == "string":
-                subject = (topic or "the subject").rstrip("?.!")
-                return [f"[rehearsal] Question {i} on {subject}?" for i in range(1, count + 1)]
-            return [value(items, name) for _ in range(count)]
-        if kind == "object":
-            return {k: value(v, k) for k, v in prop.get("properties", {}).items()}
-        return None
-
-    return {k: value(v, k) for k, v in schema.get("properties", {}).items()}
+__all__ = ["Script", "ScriptItem", "ScriptedFailure", "ScriptedModel", "count_tokens"]
 
 
 def _chunks(text: str, words_per_chunk: int = 3) -> list[str]:
@@ -347,7 +100,7 @@ class ScriptedModel(Model):
             delay = float(item.get("delay", 0.0))
             if "say" in item:
                 return str(item["say"]), delay
-            data = {k: v for k, v in item.items() if k not in _CONTROL_KEYS}
+            data = {k: v for k, v in item.items() if k not in CONTROL_KEYS}
             return json.dumps(data), delay
         if isinstance(item, str):
             return item, delay

@@ -29,6 +29,7 @@ from core.session.emit import EventPath
 from core.session.ending import LEAVES_LOOSE_ENDS, STATUS_OF_REASON, close_loose_ends, plain_summary
 from core.session.notices import PendingNotices
 from core.session.outage import StoreGuard
+from core.session.relayed import WindowClock
 from core.session.replaying import CatchUp
 from core.session.results import DebateResult, DebateStatusView
 from core.settings import CoreSettings
@@ -92,7 +93,8 @@ class DebateSession:
         )
         cards = CardsShown() if getattr(sink, "reports_cards_shown", False) else None
         resume = self._catch_up if replay is not None else None
-        self.ballots = HumanBallots(self._emit, self.state, clock, resume, cards)
+        self.window_clock = WindowClock(clock)  # takes the votes relayed through the store at a close
+        self.ballots = HumanBallots(self._emit, self.state, self.window_clock, resume, cards)
         self.ctx = DebateContext(
             debate_id=debate_id,
             topic=spec.topic,

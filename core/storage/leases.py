@@ -86,11 +86,14 @@ class Leases:
             self.lost(debate_id)
             log.warning("debate %s: its lease was taken by another process", debate_id)
 
-    async def heartbeat(self, every: float, renew: Callable[[], Awaitable[None]]) -> None:
-        """Renew the held leases every `every` seconds, for good."""
+    async def heartbeat(
+        self, every: float, renew: Callable[[], Awaitable[None]], tending: Callable[[], bool] = lambda: False
+    ) -> None:
+        """Renew the held leases every `every` seconds, for good (and whatever else the store keeps
+        alive on the same beat while `tending()` says there is some: its claims, its worker row)."""
         while True:
             await asyncio.sleep(every)
-            if not self.held:
+            if not self.held and not tending():
                 continue
             try:
                 await renew()

@@ -24,9 +24,17 @@ import asyncpg
 
 from core.errors import StoreError, StoreUnavailable
 from core.events import Event, dump_event
-from core.ports import DebateRecord, DebateStatus, new_owner_id, retire_owner_id
+from core.ports import (
+    AdmissionAsk,
+    Claimed,
+    DebateRecord,
+    DebateStatus,
+    Refused,
+    new_owner_id,
+    retire_owner_id,
+)
 from core.settings import StorageSettings
-from core.storage import sql
+from core.storage import cluster, sql
 from core.storage.batching import GroupCommit, Outcome
 from core.storage.leases import Leases
 from core.storage.postgres_db import (
@@ -58,6 +66,7 @@ class _Write:
 
 
 SQL = sql.POSTGRES
+CLUSTER = cluster.POSTGRES
 
 
 class PostgresStore:
@@ -73,8 +82,13 @@ class PostgresStore:
         self._conn: asyncpg.Connection | None = None  # the writer's, kept between batches
         self._closed = False
         self._notices = VoteNotices(url, settings)
+        self._claims: set[tuple[str, str]] = set()  # pending claims taken here, renewed by the heartbeat
+        self._role: str | None = None  # the workers' role this process joined
+        self._purging = False  # delivery keys were stored here: expired ones are purged on the beat
         self._writer: GroupCommit[_Write] = GroupCommit(self._run_batch, store_fault, "postgres-writer")
-        heartbeat = self._leases.heartbeat(settings.heartbeat_seconds, lambda: self._write(self._renew))
+        heartbeat = self._leases.heartbeat(
+            settings.heartbeat_seconds, lambda: self._write(self._renew), self._tending
+        )
         self._heartbeat_task = asyncio.create_task(heartbeat, name="postgres-lease-heartbeat")
 
     @classmethod
@@ -92,7 +106,7 @@ class PostgresStore:
         self._heartbeat_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._heartbeat_task
-        if self._leases.held:
+        if self._leases.held or self._tending():
             try:
                 await self._write(self._release_all)
             except StoreError as exc:
@@ -271,9 +285,27 @@ class PostgresStore:
         await conn.execute(SQL.release_all, self._owner)
         for debate_id in list(self._leases.held):
             self._leases.gave_up(debate_id)
+        await conn.execute(CLUSTER.drop_claims, self._owner)
+        await conn.execute(CLUSTER.worker_gone, self._owner)
+        self._claims.clear()
+        self._role = None
+
+    def _tending(self) -> bool:
+        return bool(self._claims) or self._role is not None or self._purging
 
     async def _renew(self, conn: asyncpg.Connection) -> None:
+        now = time.time()
+        until_now = now + self.settings.lease_seconds
+        if self._claims:
+            await conn.execute(CLUSTER.renew_claims, until_now, self._owner)
+        if self._role is not None:
+            await conn.execute(CLUSTER.worker_alive, self._owner, self._role, until_now)
+            await conn.execute(CLUSTER.purge_workers, now - cluster.WORKER_FORGOTTEN_AFTER)
+        if self._purging:
+            await conn.execute(CLUSTER.purge_deliveries, now, cluster.PURGE_BATCH)
         held = sorted(self._leases.held)
+        if not held:
+            return
         until = time.time() + self.settings.lease_seconds
         renewed = {r["id"] for r in await conn.fetch(SQL.renew, until, self._owner, held)}
         rest = [d for d in held if d not in renewed]
@@ -366,6 +398,67 @@ class PostgresStore:
     async def wait_for_votes(self) -> None:
         """Until a NOTIFY arrives (or a poll interval passes, should the listener be down)."""
         await self._notices.wait()
+
+    # --- one bot over many processes (core.storage.cluster) --------------------------------------
+
+    async def admit(self, ask: AdmissionAsk) -> Claimed | Refused:
+        """One transaction that first takes the admissions' advisory lock: one at a time, bot-wide."""
+
+        async def op(conn: asyncpg.Connection) -> Claimed | Refused:
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", cluster.ADMISSION_LOCK)
+            steps = cluster.admit_steps(
+                CLUSTER, ask, worker=self._owner, now=time.time(), lease=self.settings.lease_seconds
+            )
+            result: Claimed | Refused = await cluster.run_steps_async(steps, conn.fetch)
+            return result
+
+        result = await self._alone(op)
+        if isinstance(result, Claimed):
+            self._claims.add((ask.platform, ask.channel))
+        return result
+
+    async def claim_started(self, platform: str, channel: str, debate_id: str) -> None:
+        async def op(conn: asyncpg.Connection) -> None:
+            await conn.execute(CLUSTER.claim_started, platform, channel, debate_id, self._owner)
+
+        self._claims.discard((platform, channel))  # not renewed even if this fails: it lapses
+        await self._write(op)
+
+    async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
+        async def op(conn: asyncpg.Connection) -> None:
+            steps = cluster.give_back_steps(CLUSTER, ask, claimed, worker=self._owner)
+            await cluster.run_steps_async(steps, conn.fetch)
+
+        self._claims.discard((ask.platform, ask.channel))
+        await self._write(op)
+
+    async def find_running(self, platform: str, channel: str) -> DebateRecord | None:
+        rows = await self._read(CLUSTER.running_in_channel, platform, channel)
+        return sql.record_of(rows[0]) if rows else None
+
+    async def first_delivery(self, key: str, ttl: float) -> bool:
+        """One statement in a transaction of its own (never retried: a retry after a COMMIT whose
+        answer was lost would find its own key and drop the delivery)."""
+
+        async def op(conn: asyncpg.Connection) -> bool:
+            now = time.time()
+            return await conn.fetchrow(CLUSTER.first_delivery, key, now + ttl, now) is not None
+
+        self._purging = True
+        first: bool = await self._alone(op)
+        return first
+
+    async def join_workers(self, role: str) -> None:
+        async def op(conn: asyncpg.Connection) -> None:
+            until = time.time() + self.settings.lease_seconds
+            await conn.execute(CLUSTER.worker_alive, self._owner, role, until)
+
+        await self._write(op)
+        self._role = role
+
+    async def live_workers(self, role: str) -> int:
+        rows = await self._read(CLUSTER.live_workers, role, time.time())
+        return int(rows[0][0])
 
     # --- reads -----------------------------------------------------------------------------------
 

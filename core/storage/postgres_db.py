@@ -93,8 +93,9 @@ async def open_pool(url: str, settings: StorageSettings) -> asyncpg.Pool:
             version = await conn.fetchval("SELECT version FROM schema_version")
             if version is None:
                 await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", sql.SCHEMA_VERSION)
-            elif version == 2:
-                await conn.execute(sql.POSTGRES.migrate_2_to_3)
+            elif version in (2, 3):  # version 3 lacked only the cluster tables, created above
+                if version == 2:
+                    await conn.execute(sql.POSTGRES.migrate_2_to_3)
                 await conn.execute("UPDATE schema_version SET version = $1", sql.SCHEMA_VERSION)
             elif version != sql.SCHEMA_VERSION:
                 raise StoreError(

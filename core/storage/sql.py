@@ -24,7 +24,7 @@ from core.ports import Binding, DebateRecord
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -72,9 +72,37 @@ CREATE TABLE IF NOT EXISTS votes_inbox (
     debate_id   TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
     payload     TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS debates_by_channel ON debates (platform, channel, status);
+CREATE TABLE IF NOT EXISTS claims (
+    platform    TEXT NOT NULL,
+    channel     TEXT NOT NULL,
+    scope       TEXT NOT NULL,
+    person      TEXT NOT NULL,
+    worker      TEXT NOT NULL,
+    debate_id   TEXT NOT NULL DEFAULT '',
+    expires_at  {real} NOT NULL,
+    PRIMARY KEY (platform, channel)
+){without_rowid};
+CREATE TABLE IF NOT EXISTS cooldowns (
+    platform    TEXT NOT NULL,
+    person      TEXT NOT NULL,
+    started_at  {real} NOT NULL,
+    PRIMARY KEY (platform, person)
+){without_rowid};
+CREATE TABLE IF NOT EXISTS deliveries (
+    key         TEXT PRIMARY KEY,
+    expires_at  {real} NOT NULL
+){without_rowid};
+CREATE INDEX IF NOT EXISTS deliveries_by_expiry ON deliveries (expires_at);
+CREATE TABLE IF NOT EXISTS workers (
+    id          TEXT PRIMARY KEY,
+    role        TEXT NOT NULL,
+    alive_until {real} NOT NULL
+){without_rowid};
 """
 
-# Version 1 had no lease (SQLite only; Postgres began at 2); version 2 had no fencing token.
+# Version 1 had no lease (SQLite only; Postgres began at 2); version 2 had no fencing token; version 3
+# had no cluster tables (claims, cooldowns, deliveries, workers: created as the schema is, if absent).
 MIGRATE_1_TO_2 = (
     "ALTER TABLE debates ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE debates ADD COLUMN lease_until REAL NOT NULL DEFAULT 0",
@@ -175,39 +203,43 @@ _STATEMENTS = Statements(
 )
 
 
-def _dialect(words: dict[str, str], numbered: str) -> Statements:
-    def spell(sql: str) -> str:
-        return re.sub(r"\$(\d+)", numbered, sql.format(**words))
+def spell(sql: str, words: dict[str, str], numbered: str) -> str:
+    """A statement in one dialect: its words filled in, its parameters numbered the dialect's way."""
+    return re.sub(r"\$(\d+)", numbered, sql.format(**words))
 
+
+def _dialect(words: dict[str, str], numbered: str) -> Statements:
     schema = tuple(s.strip() for s in _SCHEMA.format(**words).split(";") if s.strip())
-    spelled = {f.name: spell(getattr(_STATEMENTS, f.name)) for f in fields(Statements) if f.name != "schema"}
+    spelled = {
+        f.name: spell(getattr(_STATEMENTS, f.name), words, numbered)
+        for f in fields(Statements)
+        if f.name != "schema"
+    }
     return Statements(schema=schema, **spelled)
 
 
-POSTGRES = _dialect(
-    {
-        "real": "DOUBLE PRECISION",
-        "without_rowid": "",
-        "bigint": "BIGINT",
-        "serial": "BIGSERIAL PRIMARY KEY",
-        "lock": " FOR NO KEY UPDATE OF debates",  # does not block votes (a foreign key's share lock)
-        "any": "= ANY(",
-        "any_end": "::text[])",
-    },
-    r"$\1",
-)
-SQLITE = _dialect(
-    {
-        "real": "REAL",
-        "without_rowid": " WITHOUT ROWID",
-        "bigint": "INTEGER",
-        "serial": "INTEGER PRIMARY KEY AUTOINCREMENT",
-        "lock": "",  # the writer's transaction holds the whole file's write lock
-        "any": "IN (SELECT value FROM json_each(",
-        "any_end": "))",
-    },
-    r"?\1",
-)
+POSTGRES_WORDS = {
+    "real": "DOUBLE PRECISION",
+    "without_rowid": "",
+    "bigint": "BIGINT",
+    "serial": "BIGSERIAL PRIMARY KEY",
+    "lock": " FOR NO KEY UPDATE OF debates",  # does not block votes (a foreign key's share lock)
+    "any": "= ANY(",
+    "any_end": "::text[])",
+}
+SQLITE_WORDS = {
+    "real": "REAL",
+    "without_rowid": " WITHOUT ROWID",
+    "bigint": "INTEGER",
+    "serial": "INTEGER PRIMARY KEY AUTOINCREMENT",
+    "lock": "",  # the writer's transaction holds the whole file's write lock
+    "any": "IN (SELECT value FROM json_each(",
+    "any_end": "))",
+}
+POSTGRES_NUMBERED = r"$\1"
+SQLITE_NUMBERED = r"?\1"
+POSTGRES = _dialect(POSTGRES_WORDS, POSTGRES_NUMBERED)
+SQLITE = _dialect(SQLITE_WORDS, SQLITE_NUMBERED)
 
 
 # Postgres: the first append of each debate in a batch, all in one statement (one round trip), each

@@ -24,10 +24,18 @@ import aiosqlite
 
 from core.errors import StoreError, StoreUnavailable
 from core.events import Event, dump_event
-from core.ports import DebateRecord, DebateStatus, new_owner_id, retire_owner_id
+from core.ports import (
+    AdmissionAsk,
+    Claimed,
+    DebateRecord,
+    DebateStatus,
+    Refused,
+    new_owner_id,
+    retire_owner_id,
+)
 from core.private_files import private_folder, touch_private
 from core.settings import StorageSettings
-from core.storage import sql
+from core.storage import cluster, sql
 from core.storage.batching import GroupCommit, Outcome
 from core.storage.leases import Leases
 from core.storage.sqlite_file import connect_writer, sqlite_path
@@ -37,6 +45,7 @@ __all__ = ["SQLiteStore", "open_store", "sqlite_path", "store_fault"]
 log = logging.getLogger(__name__)
 
 SQL = sql.SQLITE
+CLUSTER = cluster.SQLITE
 
 # SQLite's messages for faults that pass (a lock, a full disk, an I/O hiccup, a read-only file)
 _TRANSIENT = (
@@ -85,8 +94,13 @@ class SQLiteStore:
         self._fenced: set[str] = set()
         self._last_seq: dict[str, int] = {}
         self._closed = False
+        self._claims: set[tuple[str, str]] = set()  # pending claims taken here, renewed by the heartbeat
+        self._role: str | None = None  # the workers' role this process joined
+        self._purging = False  # delivery keys were stored here: expired ones are purged on the beat
         self._writer: GroupCommit[Write] = GroupCommit(self._run_batch, store_fault, "sqlite-writer")
-        heartbeat = self._leases.heartbeat(settings.heartbeat_seconds, lambda: self._write(self._renew))
+        heartbeat = self._leases.heartbeat(
+            settings.heartbeat_seconds, lambda: self._write(self._renew), self._tending
+        )
         self._heartbeat_task = asyncio.create_task(heartbeat, name="sqlite-lease-heartbeat")
 
     @classmethod
@@ -128,7 +142,7 @@ class SQLiteStore:
         self._heartbeat_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._heartbeat_task
-        if self._leases.held:
+        if self._leases.held or self._tending():
             try:
                 await self._write(self._release_all)
             except StoreError as exc:
@@ -238,9 +252,27 @@ class SQLiteStore:
         conn.execute(SQL.release_all, (self._owner,))
         for debate_id in list(self._leases.held):
             self._leases.gave_up(debate_id)
+        conn.execute(CLUSTER.drop_claims, (self._owner,))
+        conn.execute(CLUSTER.worker_gone, (self._owner,))
+        self._claims.clear()
+        self._role = None
+
+    def _tending(self) -> bool:
+        return bool(self._claims) or self._role is not None or self._purging
 
     def _renew(self, conn: sqlite3.Connection) -> None:
+        now = time.time()
+        until = now + self.settings.lease_seconds
+        if self._claims:
+            conn.execute(CLUSTER.renew_claims, (until, self._owner))
+        if self._role is not None:
+            conn.execute(CLUSTER.worker_alive, (self._owner, self._role, until))
+            conn.execute(CLUSTER.purge_workers, (now - cluster.WORKER_FORGOTTEN_AFTER,))
+        if self._purging:
+            conn.execute(CLUSTER.purge_deliveries, (now, cluster.PURGE_BATCH))
         held = sorted(self._leases.held)
+        if not held:
+            return
         ids = sql.sqlite_ids(held)
         params = (time.time() + self.settings.lease_seconds, self._owner, ids)
         renewed = {r["id"] for r in conn.execute(SQL.renew, params).fetchall()}
@@ -334,6 +366,63 @@ class SQLiteStore:
     async def wait_for_votes(self) -> None:
         """SQLite has no notifications: the owner polls (storage.poll_seconds)."""
         await asyncio.sleep(self.settings.poll_seconds)
+
+    # --- one bot over many processes (core.storage.cluster) --------------------------------------
+
+    async def admit(self, ask: AdmissionAsk) -> Claimed | Refused:
+        """In the writer's `BEGIN IMMEDIATE` transaction: no other process writes meanwhile."""
+
+        def op(conn: sqlite3.Connection) -> Claimed | Refused:
+            steps = cluster.admit_steps(
+                CLUSTER, ask, worker=self._owner, now=time.time(), lease=self.settings.lease_seconds
+            )
+            result: Claimed | Refused = cluster.run_steps(steps, lambda s, p: conn.execute(s, p).fetchall())
+            return result
+
+        result: Claimed | Refused = await self._write(op)
+        if isinstance(result, Claimed):
+            self._claims.add((ask.platform, ask.channel))
+        return result
+
+    async def claim_started(self, platform: str, channel: str, debate_id: str) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(CLUSTER.claim_started, (platform, channel, debate_id, self._owner))
+
+        self._claims.discard((platform, channel))  # not renewed even if this fails: it lapses
+        await self._write(op)
+
+    async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            steps = cluster.give_back_steps(CLUSTER, ask, claimed, worker=self._owner)
+            cluster.run_steps(steps, lambda s, p: conn.execute(s, p).fetchall())
+
+        self._claims.discard((ask.platform, ask.channel))
+        await self._write(op)
+
+    async def find_running(self, platform: str, channel: str) -> DebateRecord | None:
+        rows = await self._read(CLUSTER.running_in_channel, (platform, channel))
+        return sql.record_of(rows[0]) if rows else None
+
+    async def first_delivery(self, key: str, ttl: float) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            now = time.time()
+            return conn.execute(CLUSTER.first_delivery, (key, now + ttl, now)).fetchone() is not None
+
+        self._purging = True
+        first: bool = await self._write(op, savepoint=False)  # one change: its only statement
+        return first
+
+    async def join_workers(self, role: str) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            until = time.time() + self.settings.lease_seconds
+            conn.execute(CLUSTER.worker_alive, (self._owner, role, until))
+
+        await self._write(op, savepoint=False)
+        self._role = role
+
+    async def live_workers(self, role: str) -> int:
+        rows = await self._read(CLUSTER.live_workers, (role, time.time()))
+        return int(rows[0][0])
 
     # --- reads -----------------------------------------------------------------------------------
 

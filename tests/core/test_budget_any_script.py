@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.budget import estimate_tokens
 from core.llm.output_cap import cap_output
 from core.llm.scripted import count_tokens
+from core.token_estimate import estimate_tokens
 from tests.core.runs import run_debate
 from tests.core.test_budget import FORMATS
 

@@ -11,13 +11,14 @@ import pytest
 
 from bot.config import Config, Secrets
 from bot.runtime import Runtime
-from core.budget import MICRO, BudgetExhausted, CallPlan, DebateBudget, estimate_tokens
+from core.budget import MICRO, BudgetExhausted, CallPlan, DebateBudget
 from core.clock import FakeClock
 from core.events import DebateCompleted, TurnCompleted, TurnStarted, VoteCast, VotingClosed, VotingStarted
 from core.llm.registry import ModelRegistry
 from core.models import TokenUsage
 from core.settings import ModelPrice
 from core.spec import DebateSpec
+from core.token_estimate import estimate_tokens
 from tests.core.runs import Run, run_debate
 from tests.core.test_budget import FORMATS
 from tests.helpers import RecordingSink, make_config

@@ -182,7 +182,7 @@ async def test_a_version_1_file_is_upgraded_and_its_debate_resumes(tmp_path: Pat
         result = await resumed.wait()
         assert resumed.debate_id == debate_id and result.reason == "max_rounds"
     conn = sqlite3.connect(tmp_path / "rostra.db")
-    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(4,)]
     assert conn.execute("SELECT status, owner FROM debates").fetchone() == ("completed", "")
     conn.close()
 

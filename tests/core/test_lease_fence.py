@@ -283,7 +283,7 @@ async def test_a_version_2_database_gains_the_fencing_token_and_its_debates_go_o
         assert [e.seq for e in await store.events("d")] == [1, 2]
     finally:
         await store.close()
-    assert await run_sql(url, "SELECT version FROM schema_version") == [(3,)]
+    assert await run_sql(url, "SELECT version FROM schema_version") == [(4,)]
 
 
 async def run_sql(url: str, *statements: str) -> list[tuple[Any, ...]]:

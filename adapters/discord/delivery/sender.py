@@ -77,6 +77,8 @@ def embed_of(card: Card) -> discord.Embed:
         embed.add_field(name=f.name, value=f.value, inline=f.inline)
     if card.footer:
         embed.set_footer(text=card.footer)
+    if card.image_url:
+        embed.set_image(url=card.image_url)
     return embed
 
 
@@ -294,7 +296,12 @@ class Sender:
 
     @staticmethod
     def _files(post: Post) -> list[discord.File]:
-        if post.attachment is None:
-            return []
-        data = io.BytesIO(post.attachment.content.encode("utf-8"))
-        return [discord.File(data, filename=post.attachment.filename)]
+        files: list[discord.File] = []
+        if post.attachment is not None:
+            data = io.BytesIO(post.attachment.content.encode("utf-8"))
+            files.append(discord.File(data, filename=post.attachment.filename))
+        if post.picture is not None:  # the results picture, shown in the card (its alt text as description)
+            picture = post.picture
+            description = picture.description or None
+            files.append(discord.File(io.BytesIO(picture.data), picture.filename, description=description))
+        return files

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import discord
 
+from adapters.delivery.closing_picture import closing_picture
 from adapters.delivery.queue import DeliveryQueue
 from adapters.delivery.thread_sink import ThreadSink
 from adapters.discord.ballots.reactions import CardBallot, CardRegistry
@@ -34,6 +35,7 @@ from adapters.discord.delivery.webhooks import PersonaWebhooks
 from adapters.discord.render import messages
 from adapters.discord.render.events import OPENING, DiscordView, vote_slot
 from adapters.discord.render.ops import Op, Post, React, Show
+from adapters.discord.render.picture import with_picture
 from adapters.discord.settings import DiscordSettings
 from adapters.metering import record_delivery
 from core.events import (
@@ -70,8 +72,10 @@ class DiscordSink(ThreadSink):
         store: Store,
         cards: CardRegistry,
         on_finished: Callable[[str], None],
+        pictures: bool = True,
     ) -> None:
         super().__init__(store)
+        self._pictures = pictures  # the closing card carries the results picture (config results.picture)
         self._sender = Sender(
             thread=thread, webhooks=webhooks, owner_id=owner_id, settings=settings, remember=self._remember
         )
@@ -204,6 +208,9 @@ class DiscordSink(ThreadSink):
 
     async def _show_event(self, event: Event) -> None:
         ops = list(self._view.render(event))
+        if isinstance(event, DebateCompleted):  # drawn within its time limit, else the card goes without
+            drawn = await closing_picture(self._store, event, enabled=self._pictures and not self._closed)
+            ops = with_picture(ops, drawn)
         for op in ops:
             await self._guarded(op)
             if isinstance(event, VotingStarted) and isinstance(op, Show):

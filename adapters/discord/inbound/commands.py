@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import logging
 
 import discord
@@ -11,6 +10,7 @@ from discord import app_commands
 from adapters.discord.access import can_see, may_stop
 from adapters.discord.delivery.desk import DebateDesk
 from adapters.discord.delivery.sender import NO_MENTIONS, embed_of
+from adapters.discord.inbound.transcript_files import transcript_files
 from adapters.discord.launch import PLATFORM, Launcher, StartRequest
 from adapters.discord.render import messages
 from adapters.discord.render.cards import clip, personas_card
@@ -20,7 +20,6 @@ from core.formats import FORMATS
 from core.ports import DebateRecord
 from core.session import DebateHandle
 from core.settings import FormatsSettings
-from core.transcript import to_markdown
 
 log = logging.getLogger(__name__)
 
@@ -100,10 +99,9 @@ class DebateCommands:
             await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
             return
         events = await self.rt.store.events(record.id)
-        data = io.BytesIO(to_markdown(record, events).encode("utf-8"))
         await interaction.followup.send(
             messages.transcript_caption(record.topic, record.id),
-            file=discord.File(data, filename=f"rostra-{record.id}.md"),
+            files=await transcript_files(record, events),
             ephemeral=True,
             allowed_mentions=NO_MENTIONS,
         )
@@ -170,7 +168,7 @@ class DebateCommands:
         seats = cast_seats(self.rt.core.formats)
         cast = [
             (p.ref(), " · ".join(seats.get(pid, ["not seated"])), p.voice)
-            for pid, p in self.rt.personas.items()
+            for pid, p in self.rt.core.personas.items()
         ]
         await interaction.response.send_message(
             embed=embed_of(personas_card(cast)), ephemeral=True, allowed_mentions=NO_MENTIONS
@@ -249,7 +247,9 @@ def build_group(commands: DebateCommands) -> app_commands.Group:
     async def status(interaction: discord.Interaction) -> None:
         await commands.status(interaction)
 
-    @group.command(name="transcript", description="The debate here (or by id) as a Markdown file")
+    @group.command(
+        name="transcript", description="The debate here (or by id) as Markdown and as a page to share"
+    )
     @app_commands.describe(debate="a debate id from a closing card (default: the latest one here)")
     async def transcript(interaction: discord.Interaction, debate: str | None = None) -> None:
         await commands.transcript(interaction, debate)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -324,7 +325,7 @@ def as_bot_post(post: Post) -> Post:
         color=color_of(persona.color),
         author=CardAuthor(name=persona.name, icon_url=persona.avatar_url),
     )
-    return Post(cards=(card, *post.cards), attachment=post.attachment)
+    return replace(post, content="", persona=None, cards=(card, *post.cards))
 
 
 def personas_card(personas: Iterable[tuple[PersonaRef, str, str]]) -> Card:

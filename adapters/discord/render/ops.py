@@ -37,12 +37,22 @@ class Card:
     fields: tuple[CardField, ...] = ()
     footer: str = ""
     author: CardAuthor | None = None
+    image_url: str = ""  # "attachment://<filename>": a picture the post carries, shown in the embed
 
 
 @dataclass(frozen=True)
 class Attachment:
     filename: str
     content: str
+
+
+@dataclass(frozen=True)
+class Picture:
+    """An image file a post carries (the results picture); `description` is its alt text."""
+
+    filename: str
+    data: bytes
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,7 @@ class Post:
     cards: tuple[Card, ...] = ()
     persona: PersonaRef | None = None
     attachment: Attachment | None = None
+    picture: Picture | None = None
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,22 @@
-"""`transcript [id]`: find a stored debate of this workspace and attach its Markdown to its thread."""
+"""`transcript [id]`: find a stored debate of this workspace and attach its Markdown and its page to
+share (HTML) to its thread."""
 
 from __future__ import annotations
+
+import logging
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
+from adapters.pictures.page import debate_page_html
+from adapters.slack.delivery.files import upload_file
 from adapters.stored_debates import latest_debate, named_debate
 from core.ports import DebateRecord
 from core.transcript import to_markdown
 
 PLATFORM = "slack"
+
+log = logging.getLogger(__name__)
 
 
 async def find_record(rt: Host, *, team: str, channel: str, debate_id: str | None) -> DebateRecord | None:
@@ -29,13 +36,33 @@ async def find_record(rt: Host, *, team: str, channel: str, debate_id: str | Non
 
 
 async def attach_transcript(rt: Host, client: AsyncWebClient, record: DebateRecord) -> None:
-    """Upload the transcript into the debate's thread (or its channel). Raises Slack errors."""
+    """Upload the transcript into the debate's thread (or its channel): the Markdown, then the page
+    to share beside it (one self-contained HTML file, every stored text escaped), one upload each.
+    Raises Slack errors."""
     events = await rt.store.events(record.id)
     where = await rt.store.binding_values(record.id)
-    await client.files_upload_v2(
-        channel=where.get("channel") or record.binding.channel,
-        thread_ts=where.get("thread_ts"),
+    channel = where.get("channel") or record.binding.channel
+    thread_ts = where.get("thread_ts")
+    await upload_file(
+        client,
+        channel=channel,
+        thread_ts=thread_ts,
         content=to_markdown(record, events),
         filename=f"rostra-{record.id}.md",
         title=f"Transcript: {record.topic}",
+    )
+    try:
+        page = await debate_page_html(record, events)  # drawn off the event loop
+    except Exception:
+        log.warning(
+            "debate %s: its page could not be made; the transcript goes without it", record.id, exc_info=True
+        )
+        return
+    await upload_file(
+        client,
+        channel=channel,
+        thread_ts=thread_ts,
+        content=page,
+        filename=f"rostra-{record.id}.html",
+        title=f"Page to share: {record.topic}",
     )

@@ -16,6 +16,8 @@ from adapters.delivery.rates import Limit, RateWindows
 TIER3: Limit = (50, 60.0)  # chat.update, chat.delete, reactions.add, conversations.replies: per workspace
 POSTS_PER_CHANNEL: Limit = (1, 1.0)  # chat.postMessage: about one per second per channel
 TIER3_METHODS = frozenset({"chat.update", "chat.delete", "reactions.add", "conversations.replies"})
+TIER4: Limit = (100, 60.0)  # a file upload's two calls: per workspace
+UPLOAD_METHODS = ("files.getUploadURLExternal", "files.completeUploadExternal")
 
 
 def post_rate(channel: str) -> str:
@@ -23,6 +25,8 @@ def post_rate(channel: str) -> str:
 
 
 def slack_limit(name: str) -> Limit:
+    if name in UPLOAD_METHODS:
+        return TIER4
     return POSTS_PER_CHANNEL if name.startswith("chat.postMessage:") else TIER3
 
 
@@ -49,7 +53,7 @@ def rates_of(client: AsyncWebClient) -> RateWindows:
 
 def rate_name(request: HttpRequest) -> str | None:
     method = request.url.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
-    if method in TIER3_METHODS:
+    if method in TIER3_METHODS or method in UPLOAD_METHODS:
         return method
     if method == "chat.postMessage":
         channel = (request.body_params or {}).get("channel")

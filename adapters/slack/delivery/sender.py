@@ -18,6 +18,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.delivery.files import upload_file
 from adapters.slack.delivery.rates import post_rate, rates_of
 from adapters.slack.render.blocks import context
 from adapters.slack.render.emoji import icon_emoji
@@ -309,12 +310,14 @@ class SlackSender:
         if op.filename in self._files:  # sent before a restart
             return
         try:
-            await self.client.files_upload_v2(
+            await upload_file(
+                self.client,
                 channel=self.channel,
                 thread_ts=self.thread_ts,
-                content=op.content,
                 filename=op.filename,
+                content=op.content,
                 title=op.title,
+                alt=op.alt,
             )
             await self._sent_file(op.filename)
             return
@@ -322,6 +325,9 @@ class SlackSender:
             reason = api_error(exc)
         except SlackClientError as exc:
             reason = type(exc).__name__
+        if isinstance(op.content, bytes):  # a picture: the closing card has said it all in words
+            log.warning("could not upload %s (%s); the thread goes without it", op.filename, reason)
+            return
         log.warning("could not upload %s (%s); posting it as text", op.filename, reason)
         lead = f"📎 *{escape(op.filename)}* (it could not be attached as a file: {escape(reason)})"
         await self._send(lead, (context(lead),))

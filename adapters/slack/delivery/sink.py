@@ -22,6 +22,7 @@ from datetime import datetime
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.delivery.closing_picture import closing_picture
 from adapters.delivery.queue import DeliveryQueue
 from adapters.delivery.thread_sink import ThreadSink
 from adapters.metering import record_delivery
@@ -34,6 +35,7 @@ from adapters.slack.delivery.throttle import EditThrottle
 from adapters.slack.render.emoji import option_reactions
 from adapters.slack.render.events import SlackView
 from adapters.slack.render.ops import Op, Post, Update, Upload, vote_key
+from adapters.slack.render.picture import picture_upload
 from adapters.slack.settings import SlackSettings
 from core.clock import Clock, RealClock
 from core.events import (
@@ -108,8 +110,10 @@ class SlackSink(ThreadSink):
         bot_user_id: str | None,
         debate_id: str | None = None,
         clock: Clock | None = None,
+        pictures: bool = True,
     ) -> None:
         super().__init__(store, debate_id)
+        self._pictures = pictures  # the results picture follows the closing card (config results.picture)
         self.channel = channel
         self.thread_ts = thread_ts
         self._client = client
@@ -251,6 +255,9 @@ class SlackSink(ThreadSink):
         elif isinstance(event, DebateCompleted):
             await self._countdowns.stop_all()
         ops = list(self._view.render(event))
+        if isinstance(event, DebateCompleted):
+            await self._closing(event, ops, live=live)
+            return
         for op in ops:
             await self._apply(op)
         if live:
@@ -267,6 +274,24 @@ class SlackSink(ThreadSink):
             # A window in a caught-up event is not counted: if it is still open after a restart the
             # debate opens it again (a new event), and that one counts what is on the card.
             await self._count_reactions_on_card(event.vote_id, [o.key for o in event.options])
+
+    async def _closing(self, event: DebateCompleted, ops: list[Op], *, live: bool) -> None:
+        """The closing card, then its results picture in the thread: drawn while the card is posted,
+        so the card never waits for it; without it when drawing fails (logged) or pictures are off."""
+        drawing = asyncio.create_task(
+            closing_picture(self._store, event, enabled=self._pictures),
+            name=f"slack-picture-{event.debate_id}",
+        )
+        try:
+            for op in ops:
+                await self._apply(op)
+            if live:
+                record_delivery("slack", event)  # delivery lag metric (adapters.metering)
+            picture = await drawing
+        finally:
+            drawing.cancel()  # the worker was cancelled: so is the drawing
+        if picture is not None:
+            await self._apply(picture_upload(picture))
 
     async def _card_shown(self, event: VotingStarted, ops: list[Op]) -> None:
         if event.humans == "off":

@@ -78,7 +78,7 @@ class SlackFrontEnd:
             case Transcript():
                 await self.controls.transcript(request, command.debate_id, replies)
             case Personas():
-                await replies.say(messages.personas_text(self.rt.personas))
+                await replies.say(messages.personas_text(self.rt.core.personas))
             case Help():
                 await replies.say(
                     messages.help_text(

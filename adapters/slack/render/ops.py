@@ -60,11 +60,15 @@ class Delete:
 
 @dataclass(frozen=True)
 class Upload:
-    """A file for the thread (transcripts, a format's Markdown artifact)."""
+    """A file for the thread (transcripts, a format's Markdown artifact, the results picture).
+
+    Text is `str`; an image is `bytes`, with `alt` saying what it shows in words.
+    """
 
     filename: str
-    content: str
+    content: str | bytes
     title: str
+    alt: str = ""
 
 
 Op = Post | Update | Delete | Upload

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape as html_escape
 from typing import Any
 
 import discord
@@ -251,7 +252,7 @@ async def test_status_shows_phase_speaker_round_and_time_left(world: World) -> N
     _refused(elsewhere, "No debate is running here. Start one with `/debate start`.")
 
 
-async def test_transcript_sends_the_debate_as_a_markdown_file(world: World) -> None:
+async def test_transcript_sends_the_debate_as_markdown_and_as_a_page(world: World) -> None:
     await world.start()
     record = await world.latest()
 
@@ -259,11 +260,15 @@ async def test_transcript_sends_the_debate_as_a_markdown_file(world: World) -> N
 
     assert result.ephemeral and result.response is not None
     assert result.response.content == f"📜 Transcript of **{TOPIC}** (debate `{record.id}`)"
-    [attachment] = result.response.attachments
+    attachment, page = result.response.attachments
     assert attachment.filename == f"rostra-{record.id}.md"
     text = (await attachment.read()).decode()
     assert text.startswith(f"# {TOPIC}\n")
     assert SCRIPT["proposition"][0] in text and SCRIPT["moderator"][0] in text
+    assert page.filename == f"rostra-{record.id}.html"  # beside the Markdown: the page to share
+    html = (await page.read()).decode()
+    assert html.startswith("<!DOCTYPE html>") and f"<h1>{TOPIC}</h1>" in html
+    assert SCRIPT["proposition"][0] in html and SCRIPT["moderator"][0] in html
     by_id = await world.bob.slash(
         world.guild.create_text_channel("other"), "debate transcript", debate=record.id
     )
@@ -273,6 +278,22 @@ async def test_transcript_sends_the_debate_as_a_markdown_file(world: World) -> N
         unknown.response is not None
         and unknown.response.content == "No debate `nope` has run in this server."
     )
+
+
+HOSTILE = '<img src=x onerror="alert(1)"> <script>alert(2)</script> [link](javascript:alert(3))'
+
+
+@pytest.mark.rostra(script={**SCRIPT, "proposition": [HOSTILE]})
+async def test_the_transcript_page_keeps_stored_text_as_text(world: World) -> None:
+    await world.start()
+
+    result = await world.bob.slash(world.channel, "debate transcript")
+
+    assert result.response is not None
+    [page] = [a for a in result.response.attachments if a.filename.endswith(".html")]
+    html = (await page.read()).decode()
+    assert html_escape(HOSTILE) in html  # shown as the words it is
+    assert "<img src=x" not in html and "<script>alert" not in html and 'href="javascript:' not in html
 
 
 async def test_personas_lists_the_cast(world: World) -> None:

@@ -76,14 +76,15 @@ async def test_stop_by_someone_not_allowed_is_refused_privately(world: World) ->
     assert (await world.latest()).status == "running"
 
 
-async def test_transcript_button_attaches_the_markdown(world: World) -> None:
+async def test_transcript_button_attaches_the_markdown_and_the_page(world: World) -> None:
     started = await world.start(**PAUSED)
     assert started.response is not None
     record = await world.latest()
     result = await world.carol.click(started.response, label="Transcript")
     assert said(result) == f"📜 Transcript of **{TOPIC}** (debate `{record.id}`)"
-    [attachment] = result.response.attachments if result.response else []
+    attachment, page = result.response.attachments if result.response else []
     assert attachment.filename == f"rostra-{record.id}.md"
+    assert page.filename == f"rostra-{record.id}.html"
 
 
 async def test_the_buttons_work_after_a_restart(world: World) -> None:

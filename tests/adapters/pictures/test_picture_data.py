@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.pictures.data import (
-    ArenaPicture,
-    CouncilPicture,
-    OxfordPicture,
-    PanelPicture,
-    hex_color,
-    picture_of,
-)
+from adapters.pictures.data import picture_of
+from adapters.pictures.shapes import ArenaPicture, CouncilPicture, OxfordPicture, PanelPicture, hex_color
 from core.events import SpeakerSwitched
 from core.spec import DebateSpec
 from tests.adapters.pictures import debates

@@ -61,11 +61,14 @@ async def test_a_transcript_by_id_is_served_only_in_the_debates_channel(
         said = await _said(slack, f"transcript {debate_id}", BOB)  # asked from another channel
         assert said == f"🚫 There is no debate `{debate_id}` in this channel: ask for it where it was held."
         assert "Secret plans" not in said
-        assert api.files == {}  # nothing uploaded anywhere
+        assert not [f for f in api.files.values() if f["filename"] != f"rostra-{debate_id}-results.png"]
 
         assert "Attaching the transcript" in await _said(
             slack, f"transcript {debate_id}", ALICE, channel=PRIVATE
         )
-        await api.wait_until(lambda: any(f.get("shared") for f in api.files.values()))  # upload completed
-        [upload] = api.files.values()
+        transcript = f"rostra-{debate_id}.md"
+        await api.wait_until(  # upload completed
+            lambda: any(f.get("shared") and f["filename"] == transcript for f in api.files.values())
+        )
+        [upload] = [f for f in api.files.values() if f["filename"] == transcript]
         assert upload["channel"] == PRIVATE

@@ -64,7 +64,7 @@ async def test_buttons_on_the_card_stop_status_and_transcript(tmp_path: Path, ap
 
         await click(slack, BOB, "rostra_card_transcript")
         assert "is attached in the debate's thread" in await slack.told(BOB, 2)
-        (upload,) = api.files.values()
+        (upload,) = [f for f in api.files.values() if f["filename"].endswith(".md")]
         assert upload["filename"] == f"rostra-{handle.debate_id}.md"
         assert (upload["channel"], upload["thread_ts"]) == (CHANNEL, slack.opening()["ts"])
 
@@ -78,7 +78,7 @@ async def test_the_buttons_work_after_a_restart(tmp_path: Path, api: FakeSlack) 
     async with open_harness(tmp_path, api) as after:
         await click(after, BOB, "rostra_card_transcript")
         assert "is attached in the debate's thread" in await after.told(BOB)
-        (upload,) = api.files.values()
+        (upload,) = [f for f in api.files.values() if f["filename"].endswith(".md")]
         assert upload["filename"] == f"rostra-{handle.debate_id}.md"
         assert upload["thread_ts"] == old_card["ts"]
 

@@ -169,8 +169,10 @@ async def test_stop_status_transcript_personas_and_help(tmp_path: Path, api: Fak
 
         await slack.mention("transcript")
         assert "is attached in the debate's thread" in await slack.told(ALICE)
-        (upload,) = api.files.values()
+        picture, upload, page = api.files.values()  # the closing card's, then the transcript's two
+        assert picture["filename"] == f"rostra-{handle.debate_id}-results.png"
         assert upload["filename"] == f"rostra-{handle.debate_id}.md"
+        assert page["filename"] == f"rostra-{handle.debate_id}.html"
         assert upload["content"].startswith("# Should cities ban cars?")
         assert (upload["channel"], upload["thread_ts"]) == (CHANNEL, slack.opening()["ts"])
         assert "There is no debate `nope`" in await refused_by_slash(slack, "transcript nope")

@@ -464,7 +464,8 @@ async def test_panel_in_full(tmp_path: Path, api: FakeSlack) -> None:
     one(thread, lambda m: m["text"] == "🏁 *Closing*: 1 question answered")
 
     artifact = next(e for e in events if isinstance(e, Artifact))
-    (upload,) = api.files.values()
+    upload, picture = api.files.values()  # the Q&A, then the results picture after the closing card
+    assert picture["filename"] == f"rostra-{artifact.debate_id}-results.png"
     assert (upload["filename"], upload["channel"], upload["thread_ts"]) == (
         artifact.name,
         CHANNEL,
