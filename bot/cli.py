@@ -287,7 +287,7 @@ async def _run_resume(runtime: Any, debate_id: str, console: Any, interactive: b
     from rich.text import Text
 
     from adapters.console import ConsoleSink
-    from core.manager import AlreadyEnded, LeasedElsewhere, running_elsewhere
+    from core.prepare import AlreadyEnded, LeasedElsewhere, running_elsewhere
 
     async with runtime as rt:
         record = await rt.store.get_debate(debate_id)

@@ -85,6 +85,7 @@ class Secrets(BaseSettings):
     slack_app_token: SecretStr | None = None
     slack_client_id: SecretStr | None = None  # with the client secret: many workspaces (OAuth install)
     slack_client_secret: SecretStr | None = None
+    rostra_secret_key: SecretStr | None = None  # seals stored Slack installations (Fernet keys, first seals)
 
     @field_validator("*", mode="before")
     @classmethod

@@ -35,6 +35,10 @@ SLACK_APP_TOKEN=
 # Slack, many workspaces (OAuth install at /slack/install, HTTP mode): the app's Basic Information.
 SLACK_CLIENT_ID=
 SLACK_CLIENT_SECRET=
+# Seals the workspaces' stored tokens (required with the two above). Make one with
+#   python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"
+# Several keys comma-separated rotate them: the first seals, all open.
+ROSTRA_SECRET_KEY=
 
 # Any config.yaml key can be overridden as ROSTRA_<SECTION>__<KEY>, for example:
 # ROSTRA_MODEL__DEFAULT=scripted

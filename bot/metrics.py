@@ -91,6 +91,18 @@ class Metrics:
         self.platform_retries = Counter(
             "rostra_platform_retries", "Platform API retries", ["platform"], registry=r
         )
+        self.platform_errors = Counter(
+            "rostra_platform_api_errors",
+            "Platform API requests answered with an error code (Slack's are often HTTP 200)",
+            ["platform", "method", "error"],
+            registry=r,
+        )
+        self.platform_edits_skipped = Counter(
+            "rostra_platform_edits_skipped",
+            "Interim edits held back by the rate windows (finals first)",
+            ["platform"],
+            registry=r,
+        )
         self.platform_seconds = Histogram(
             "rostra_platform_request_seconds",
             "Platform API request latency",
@@ -159,6 +171,12 @@ class Metrics:
 
     def delivered(self, platform: str, event: Event, lag_seconds: float) -> None:
         self.delivery_lag.labels(platform).observe(max(0.0, lag_seconds))
+
+    def api_error(self, platform: str, method: str, error: str) -> None:
+        self.platform_errors.labels(platform, method, error).inc()
+
+    def edit_skipped(self, platform: str) -> None:
+        self.platform_edits_skipped.labels(platform).inc()
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -13,9 +13,10 @@ from core.admission import Admission
 from core.clock import Clock, RealClock
 from core.llm.registry import ModelRegistry
 from core.llm.scripted import Script
-from core.manager import DebateManager, PreparedDebate, prepare_debate
+from core.manager import DebateManager
 from core.models import Persona
 from core.ports import Binding, EventSink, Store
+from core.prepare import PreparedDebate, prepare_debate
 from core.recovery import Adopted, Attach, Recovery
 from core.session import DebateHandle
 from core.settings import CoreSettings

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pydantic import SecretStr
 
     from adapters.slack.install.installations import OAuthStores
+    from adapters.slack.install.sealing import Sealer
     from adapters.slack.settings import SlackSettings
     from bot.config import Config, Secrets
     from core.clock import Clock
@@ -82,6 +83,7 @@ def choose_mode(
         # many workspaces (OAuth install): HTTP only, tokens come from installs (docs/slack.md)
         if value(secrets.slack_signing_secret) is None:
             raise UsageError("SLACK_SIGNING_SECRET is not set: HTTP mode needs it; see docs/slack.md")
+        sealer(secrets)  # the installations' tokens are sealed at rest: no key, no start
         return Mode(socket=False, host=host or settings.http_host, port=port or settings.http_port)
     bot_token = value(secrets.slack_bot_token)
     if bot_token is None:
@@ -203,12 +205,25 @@ def oauth_stores(config: Config, secrets: Secrets) -> OAuthStores | None:
 
     if secrets.slack_client_id is None or secrets.slack_client_secret is None:
         return None
+    keys = sealer(secrets)
     url = config.storage.url
     if url.startswith(("postgresql://", "postgres://")):
         from adapters.slack.install.installations_pg import postgres_stores
 
-        return postgres_stores(url)
-    return OAuthStores.sqlite(sqlite_path(url))
+        return postgres_stores(url, keys)
+    return OAuthStores.sqlite(sqlite_path(url), keys)
+
+
+def sealer(secrets: Secrets) -> Sealer:
+    """The keys that seal the workspaces' stored tokens (ROSTRA_SECRET_KEY). Raises UsageError, in
+    one line saying how to make a key, when it is unset or not a Fernet key."""
+    from adapters.slack.install.sealing import Sealer, SecretKeyError
+
+    key = secrets.rostra_secret_key
+    try:
+        return Sealer(key.get_secret_value() if key is not None else "")
+    except SecretKeyError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _on_signals(stop: asyncio.Event) -> None:

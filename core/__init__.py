@@ -18,8 +18,9 @@ from core.errors import (
     StoreError,
 )
 from core.events import Event
-from core.manager import DebateManager, PreparedDebate
+from core.manager import DebateManager
 from core.ports import Binding, DebateRecord, EventSink, Store
+from core.prepare import PreparedDebate
 from core.session import DebateHandle, DebateResult, DebateStatusView
 from core.spec import DebateSpec
 

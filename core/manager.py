@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
 import random
 import secrets
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -22,7 +19,6 @@ from core.errors import (
     AdmissionError,
     BallotClosedError,
     BallotError,
-    DebateError,
     SpecError,
     StoreError,
 )
@@ -32,73 +28,26 @@ from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
 from core.observe import DebateTags, EventObserver, ObservedSink
 from core.ports import Binding, DebateRecord, EventSink, Store
+from core.prepare import (
+    AlreadyEnded,
+    CannotResume,
+    LeasedElsewhere,
+    PreparedDebate,
+    prepare_debate,
+    running_elsewhere,
+)
 from core.replay import Replay
-from core.session import STATUS_OF_REASON, DebateHandle, DebateSession, DebateStatusView
+from core.session import STATUS_OF_REASON, DebateHandle, DebateSession, DebateStatusView, status_from_log
 from core.settings import CoreSettings
-from core.spec import DebateSpec, clean_topic
+from core.spec import DebateSpec
 from core.spending import SpendLedger
-from core.state import DebateState
+from core.stopping import StopAnswer, request_stop
 
 log = logging.getLogger(__name__)
-
-StopAnswer = Literal["stopped", "requested", "already_ended", "no_such_debate"]
-STOP_POLL = 0.2  # how often a stop asked through another process looks whether the debate ended
-
-
-@dataclass(frozen=True)
-class PreparedDebate:
-    """A request that passed every check: its cleaned spec, format and parsed options."""
-
-    spec: DebateSpec
-    format_cls: type[DebateFormat]
-    options: BaseModel
-
-
-class CannotResume(DebateError):
-    """A stored debate cannot continue here (its format or options no longer fit)."""
-
-
-class AlreadyEnded(CannotResume):
-    """Its closing event is stored (only its status was lost, in a crash at that moment): fixed."""
-
-
-class LeasedElsewhere(DebateError):
-    """Another live Rostra process owns the debate (its lease); this one must not touch it."""
-
-
-def running_elsewhere(record: DebateRecord) -> str:
-    """One line for a person: where the debate runs and when it would be free."""
-    left = max(0.0, record.lease_until - time.time())
-    return (
-        f"Debate {record.id} is running in another Rostra process ({record.owner or 'unknown'});"
-        f" it can be taken over if that process stops renewing its lease ({left:.0f} s left)."
-    )
 
 
 def new_debate_id() -> str:
     return secrets.token_hex(4)
-
-
-def prepare_debate(
-    spec: DebateSpec,
-    settings: CoreSettings,
-    models: ModelRegistry,
-    formats: Mapping[str, type[DebateFormat]] = FORMATS,
-) -> PreparedDebate:
-    """Check a request (format, topic, options, models) without starting anything.
-
-    Raises SpecError (bad request) or ModelConfigError (a model that cannot be used).
-    """
-    fmt = (spec.format or "arena").strip().lower()
-    format_cls = formats.get(fmt)
-    if format_cls is None:
-        raise SpecError(f"Unknown format {spec.format!r}. Choose one of: {', '.join(formats)}.")
-    topic = clean_topic(spec.topic, max_length=settings.limits.max_topic_length)
-    options = format_cls.parse_options(settings, dict(spec.options))
-    models.check_roles(format_cls.roles())
-    if format_cls.uses_research(settings):
-        models.check_research()
-    return PreparedDebate(DebateSpec(fmt, topic, dict(spec.options)), format_cls, options)
 
 
 class DebateManager:
@@ -357,35 +306,9 @@ class DebateManager:
     async def request_stop(
         self, debate_id: str, reason: str = "stopped", *, wait: float = 10.0
     ) -> StopAnswer:
-        """Stop a debate, whichever process runs it; what happened, for the person who asked.
-
-        Here: the debate is told at once. Elsewhere: the stop is left in the store for the owner,
-        which applies it as it applies relayed votes (at once on Postgres, within
-        `storage.poll_seconds` on SQLite). Either way this waits up to `wait` seconds to see the
-        debate end, closed with its statistics ("stopped"), else answers "requested" (it will: a
-        stop left in the store is applied by the owner, or by the process that takes it over).
-        "already_ended" and "no_such_debate" when there is nothing to stop. Raises StoreError when
-        the store cannot answer."""
-        session = self._sessions.get(debate_id)
-        if session is not None and not session.done:
-            session.request_stop(reason)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(session.wait(), wait)
-                return "stopped"
-            return "requested"
-        record = await self.store.get_debate(debate_id)
-        if record is None:
-            return "no_such_debate"
-        if record.status != "running":
-            return "already_ended"
-        await self.store.post_vote(debate_id, json.dumps({"control": "stop", "reason": reason}))
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            await asyncio.sleep(min(STOP_POLL, max(0.0, deadline - time.monotonic())))
-            current = await self.store.get_debate(debate_id)
-            if current is None or current.status != "running":
-                return "stopped"
-        return "requested"
+        """Stop a debate, whichever process runs it; what happened, for the person who asked
+        (`core.stopping.request_stop`)."""
+        return await request_stop(self._sessions, self.store, debate_id, reason, wait=wait)
 
     async def status_of(self, debate_id: str) -> DebateStatusView | None:
         """A running debate's status, whichever process runs it (None once it ended): this process's
@@ -396,21 +319,7 @@ class DebateManager:
         record = await self.store.get_debate(debate_id)
         if record is None or record.status != "running":
             return None
-        s = DebateState.replay(debate_id, await self.store.events(debate_id))
-        speaker = (
-            s.open_turn.speaker.name if s.open_turn else (s.active_speaker.name if s.active_speaker else None)
-        )
-        return DebateStatusView(
-            debate_id=debate_id,
-            format=s.format or record.format,
-            topic=record.topic,
-            phase=s.phase,
-            round=s.round,
-            speaker=speaker,
-            elapsed=s.clock.elapsed if s.clock is not None else 0.0,
-            remaining=s.clock.remaining if s.clock is not None else None,
-            turns=len(s.turns),
-        )
+        return status_from_log(record, await self.store.events(debate_id))
 
     async def deliver_votes_forever(self) -> None:
         """Apply the votes other processes left for the debates running here, as they arrive."""

@@ -116,6 +116,14 @@ class ObservedSink:
         await self._sink.emit(event)
 
 
+class PlatformErrorObserver(Protocol):
+    """What an observer may also count (optional: observers without these methods are skipped)."""
+
+    def api_error(self, platform: str, method: str, error: str) -> None: ...
+
+    def edit_skipped(self, platform: str) -> None: ...
+
+
 class _Platforms:
     """The process's platform observers: front ends report here, the bot plugs observers in."""
 
@@ -133,6 +141,21 @@ class _Platforms:
     def delivered(self, platform: str, event: Event, lag_seconds: float) -> None:
         for o in self.observers:
             o.delivered(platform, event, lag_seconds)
+
+    def api_error(self, platform: str, method: str, error: str) -> None:
+        """A request the platform answered with an error code (Slack: `ok: false`, often HTTP 200);
+        told to the observers that count them (`PlatformErrorObserver`)."""
+        for o in self.observers:
+            counted = getattr(o, "api_error", None)
+            if counted is not None:
+                counted(platform, method, error)
+
+    def edit_skipped(self, platform: str) -> None:
+        """An interim edit the rate windows held back (finals first); for `PlatformErrorObserver`s."""
+        for o in self.observers:
+            counted = getattr(o, "edit_skipped", None)
+            if counted is not None:
+                counted(platform)
 
 
 platforms = _Platforms()

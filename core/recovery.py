@@ -18,8 +18,9 @@ from collections.abc import Awaitable, Callable
 
 from core.errors import StoreError, UnreadableDebate
 from core.events import Event, Notice
-from core.manager import AlreadyEnded, CannotResume, DebateManager, LeasedElsewhere
+from core.manager import DebateManager
 from core.ports import DebateRecord, EventSink
+from core.prepare import AlreadyEnded, CannotResume, LeasedElsewhere
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)

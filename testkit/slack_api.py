@@ -43,7 +43,7 @@ DROP = 0  # fail_next(status=DROP): close the connection without answering
 DROP_AFTER = -1  # fail_next(status=DROP_AFTER): carry the call out, then close without answering
 SCOPES = (
     "app_mentions:read,channels:history,groups:history,chat:write,chat:write.customize,commands,files:read,files:write,"
-    "im:history,reactions:read,reactions:write,usergroups:read,channels:read,groups:read"
+    "im:history,reactions:read,reactions:write,usergroups:read,channels:read,groups:read,users:read"
 )
 
 
@@ -89,6 +89,7 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
         self.reactions: dict[tuple[str, str], dict[str, list[str]]] = {}  # (channel, ts) → name → users
         self.usergroups: dict[str, list[str]] = {}
         self.channel_creators: dict[str, str] = {}  # channel → its creator (conversations.info)
+        self.bot_users: set[str] = set()  # other apps' bot users (users.info says is_bot)
         self.files: dict[str, dict[str, Any]] = {}  # uploaded by the app
         self.shared: dict[str, tuple[dict[str, Any], bytes]] = {}  # shared by people: file → (info, bytes)
         self.downloads: list[Call] = []  # GETs of shared files' URLs
@@ -421,6 +422,17 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
         if group not in self.usergroups:
             return {"ok": False, "error": "no_such_subteam"}
         return {"ok": True, "users": self.usergroups[group]}
+
+    def _chat_getPermalink(self, a: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = a.get("channel", ""), str(a.get("message_ts", ""))
+        if (channel, ts) not in self.messages:
+            return {"ok": False, "error": "message_not_found"}
+        link = f"https://rostra-test.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+        return {"ok": True, "channel": channel, "permalink": link}
+
+    def _users_info(self, a: dict[str, Any]) -> dict[str, Any]:
+        user = a.get("user", "")
+        return {"ok": True, "user": {"id": user, "is_bot": user in self.bot_users}}
 
     def _conversations_info(self, a: dict[str, Any]) -> dict[str, Any]:
         channel = a.get("channel", "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from aiohttp import web
 from pydantic import SecretStr
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
@@ -18,6 +19,7 @@ from adapters.slack.delivery.rates import share_rates, slack_limit
 from adapters.slack.delivery.retry import retry_handlers
 from adapters.slack.errors import SlackConfigError
 from adapters.slack.inbound.dispatch import SlackFrontEnd
+from adapters.slack.inbound.gate import gate
 from adapters.slack.inbound.home.handlers import register_home
 from adapters.slack.inbound.listeners import register
 from adapters.slack.inbound.modal.handlers import register_modal
@@ -41,6 +43,21 @@ class SlackApp(AsyncApp):
 
     async def aclose(self) -> None:
         await self.front.aclose()
+
+    def web_app(self, path: str = "/slack/events", port: int = 3000) -> web.Application:
+        """Bolt's aiohttp app behind Rostra's gate (adapters.slack.inbound.gate): Slack's signature
+        checked before any body is parsed, the install page limited per client."""
+        served = super().web_app(path=path, port=port)
+        if not any(getattr(m, "rostra_gate", False) for m in served.middlewares):
+            flow = self.oauth_flow
+            middleware = gate(
+                self._signing_secret,
+                events_path=path,
+                install_path=flow.install_path if flow is not None else None,
+            )
+            middleware.rostra_gate = True  # type: ignore[attr-defined]
+            served.middlewares.append(middleware)
+        return served
 
 
 def make_web_client(token: str | None, settings: SlackSettings) -> AsyncWebClient:

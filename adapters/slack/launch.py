@@ -121,7 +121,6 @@ class Launcher:
                     except (DebateError, AttachmentError) as exc:
                         await replies.say(messages.refusal(str(exc)))
                         return
-                await replies.confirm(messages.starting(spec.topic))
                 await self._launch(request, spec, replies, bot_user_id, slot)
         finally:
             lock.release()
@@ -183,6 +182,8 @@ class Launcher:
             await replies.say(messages.cannot_post(type(exc).__name__))
             return
         thread_ts = str(posted["ts"])
+        # confirmed once the card is up: a channel without the bot gets one message, not two
+        await replies.confirm(messages.starting(spec.topic))
         sink = SlackSink(
             self.client,
             channel=request.channel,

@@ -242,7 +242,8 @@ class Oxford(DebateFormat):
             prompt=prompt,
             system=persona_system(persona, ctx.topic),
             research=self.research,
-            annotate=lambda text: {"sources": find_sources(text)},
+            # the links a turn cites are sources only when it could research (else just text)
+            annotate=(lambda text: {"sources": find_sources(text)}) if self.research is not None else None,
         )
 
     # --- the judge -----------------------------------------------------------------------------

@@ -12,7 +12,7 @@
 
 from core.session.ending import STATUS_OF_REASON
 from core.session.handle import DebateHandle
-from core.session.results import DebateResult, DebateStatusView
+from core.session.results import DebateResult, DebateStatusView, status_from_log
 from core.session.run import DebateSession, real_error
 
 __all__ = [
@@ -22,4 +22,5 @@ __all__ = [
     "DebateSession",
     "DebateStatusView",
     "real_error",
+    "status_from_log",
 ]

@@ -25,11 +25,8 @@ import asyncpg
 from core.errors import StoreError, StoreUnavailable
 from core.events import Event, dump_event
 from core.ports import (
-    AdmissionAsk,
-    Claimed,
     DebateRecord,
     DebateStatus,
-    Refused,
     new_owner_id,
     retire_owner_id,
 )
@@ -37,10 +34,10 @@ from core.settings import StorageSettings
 from core.storage import cluster, sql
 from core.storage.batching import GroupCommit, Outcome
 from core.storage.leases import Leases
+from core.storage.postgres_cluster import PostgresCluster
 from core.storage.postgres_db import (
     ASYNCPG_ERRORS,
     CONNECTION_LOST,
-    VOTES_CHANNEL,
     VoteNotices,
     fetch,
     milliseconds,
@@ -69,7 +66,7 @@ SQL = sql.POSTGRES
 CLUSTER = cluster.POSTGRES
 
 
-class PostgresStore:
+class PostgresStore(PostgresCluster):
     """A Postgres database shared by any number of Rostra processes."""
 
     def __init__(self, pool: asyncpg.Pool, url: str, settings: StorageSettings) -> None:
@@ -376,89 +373,6 @@ class PostgresStore:
             await conn.execute(SQL.insert_call, debate_id, key, n, payload)
 
         await self._write(op)
-
-    # --- votes from other processes --------------------------------------------------------------
-
-    async def post_vote(self, debate_id: str, payload: str) -> None:
-        async def op(conn: asyncpg.Connection) -> None:
-            await conn.execute(SQL.insert_vote, debate_id, payload)
-            await conn.execute("SELECT pg_notify($1, $2)", VOTES_CHANNEL, debate_id)
-
-        await self._write(op)
-
-    async def take_votes(self, debate_id: str) -> list[str]:
-        async def op(conn: asyncpg.Connection) -> list[str]:
-            await self._fence(conn, debate_id)
-            rows = await conn.fetch(SQL.take_votes, debate_id)
-            return [r["payload"] for r in sorted(rows, key=lambda r: r["id"])]
-
-        result: list[str] = await self._write(op)
-        return result
-
-    async def wait_for_votes(self) -> None:
-        """Until a NOTIFY arrives (or a poll interval passes, should the listener be down)."""
-        await self._notices.wait()
-
-    # --- one bot over many processes (core.storage.cluster) --------------------------------------
-
-    async def admit(self, ask: AdmissionAsk) -> Claimed | Refused:
-        """One transaction that first takes the admissions' advisory lock: one at a time, bot-wide."""
-
-        async def op(conn: asyncpg.Connection) -> Claimed | Refused:
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", cluster.ADMISSION_LOCK)
-            steps = cluster.admit_steps(
-                CLUSTER, ask, worker=self._owner, now=time.time(), lease=self.settings.lease_seconds
-            )
-            result: Claimed | Refused = await cluster.run_steps_async(steps, conn.fetch)
-            return result
-
-        result = await self._alone(op)
-        if isinstance(result, Claimed):
-            self._claims.add((ask.platform, ask.channel))
-        return result
-
-    async def claim_started(self, platform: str, channel: str, debate_id: str) -> None:
-        async def op(conn: asyncpg.Connection) -> None:
-            await conn.execute(CLUSTER.claim_started, platform, channel, debate_id, self._owner)
-
-        self._claims.discard((platform, channel))  # not renewed even if this fails: it lapses
-        await self._write(op)
-
-    async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
-        async def op(conn: asyncpg.Connection) -> None:
-            steps = cluster.give_back_steps(CLUSTER, ask, claimed, worker=self._owner)
-            await cluster.run_steps_async(steps, conn.fetch)
-
-        self._claims.discard((ask.platform, ask.channel))
-        await self._write(op)
-
-    async def find_running(self, platform: str, channel: str) -> DebateRecord | None:
-        rows = await self._read(CLUSTER.running_in_channel, platform, channel)
-        return sql.record_of(rows[0]) if rows else None
-
-    async def first_delivery(self, key: str, ttl: float) -> bool:
-        """One statement in a transaction of its own (never retried: a retry after a COMMIT whose
-        answer was lost would find its own key and drop the delivery)."""
-
-        async def op(conn: asyncpg.Connection) -> bool:
-            now = time.time()
-            return await conn.fetchrow(CLUSTER.first_delivery, key, now + ttl, now) is not None
-
-        self._purging = True
-        first: bool = await self._alone(op)
-        return first
-
-    async def join_workers(self, role: str) -> None:
-        async def op(conn: asyncpg.Connection) -> None:
-            until = time.time() + self.settings.lease_seconds
-            await conn.execute(CLUSTER.worker_alive, self._owner, role, until)
-
-        await self._write(op)
-        self._role = role
-
-    async def live_workers(self, role: str) -> int:
-        rows = await self._read(CLUSTER.live_workers, role, time.time())
-        return int(rows[0][0])
 
     # --- reads -----------------------------------------------------------------------------------
 

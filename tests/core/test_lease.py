@@ -16,8 +16,8 @@ from bot.config import Secrets
 from bot.runtime import Runtime
 from core.errors import LeaseLost, StoreError
 from core.events import Notice, TurnCompleted
-from core.manager import LeasedElsewhere
 from core.ports import DebateRecord, EventSink
+from core.prepare import LeasedElsewhere
 from core.spec import DebateSpec
 from core.storage.sqlite import SQLiteStore
 from tests.bot.test_kill_and_resume import ARGS, check, env_for, rostra

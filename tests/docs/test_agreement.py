@@ -146,7 +146,7 @@ def test_the_discord_permission_table_is_the_invites_permissions() -> None:
 
 
 def secrets_named(text: str) -> set[str]:
-    return set(re.findall(r"\b((?:ANTHROPIC|TAVILY|DISCORD|SLACK)_[A-Z_]+)\b", text))
+    return set(re.findall(r"\b((?:ANTHROPIC|TAVILY|DISCORD|SLACK)_[A-Z_]+|ROSTRA_SECRET_KEY)\b", text))
 
 
 def test_the_secrets_are_the_same_everywhere() -> None:

@@ -11,7 +11,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
 from adapters.slack.access import StopPolicy
-from adapters.slack.controls.transcripts import PLATFORM, attach_transcript, find_record
+from adapters.slack.controls.transcripts import (
+    PLATFORM,
+    TranscriptLimit,
+    attach_transcript,
+    find_record,
+    thread_link,
+)
 from adapters.slack.delivery.desk import SlackDesk
 from adapters.slack.delivery.sender import api_error
 from adapters.slack.delivery.sink import NETWORK_ERRORS
@@ -32,6 +38,7 @@ class Controls:
     def __init__(self, rt: Host, client: AsyncWebClient, settings: SlackSettings, desk: SlackDesk) -> None:
         self.rt, self.client, self.desk = rt, client, desk
         self._stoppers = StopPolicy(settings)
+        self.transcripts = TranscriptLimit()
 
     def running(self, channel: str) -> DebateHandle | None:
         return self.rt.manager.find(platform=PLATFORM, channel=channel)
@@ -74,13 +81,25 @@ class Controls:
         if record is None:
             await replies.say(messages.no_transcript(debate_id))
             return
+        earlier = self.transcripts.earlier(record.id)
+        if earlier is not None:  # one file per debate a window: point to it
+            await replies.say(
+                messages.transcript_recent(
+                    record.id, record.topic, earlier.link, round(self.transcripts.every / 60)
+                )
+            )
+            return
+        upload = self.transcripts.begin(record.id)
         await replies.confirm(messages.preparing_transcript(record.id))
         try:
             await attach_transcript(self.rt, self.client, record)
         except SlackApiError as exc:
+            self.transcripts.failed(record.id)
             await replies.say(messages.transcript_failed(api_error(exc)))
             return
         except NETWORK_ERRORS as exc:
+            self.transcripts.failed(record.id)
             await replies.say(messages.transcript_failed(type(exc).__name__))
             return
+        upload.link = await thread_link(self.rt, self.client, record)
         await replies.say(messages.transcript_attached(record.id, record.topic))

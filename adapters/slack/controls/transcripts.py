@@ -1,10 +1,16 @@
 """`transcript [id]`: find a stored debate of this workspace and attach its Markdown and its page to
-share (HTML) to its thread."""
+share (HTML) to its thread, at most once per debate every `TRANSCRIPT_EVERY` seconds (asking 25 times
+posts one pair of files: the later asks are pointed to the earlier one)."""
 
 from __future__ import annotations
 
 import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
 
+from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
@@ -15,6 +21,42 @@ from core.ports import DebateRecord
 from core.transcript import to_markdown
 
 PLATFORM = "slack"
+TRANSCRIPT_EVERY = 600.0  # seconds between two uploads of one debate's transcript
+_REMEMBERED = 1000  # debates whose last upload is remembered
+
+
+@dataclass
+class Upload:
+    at: float
+    link: str | None = None  # where the earlier file is (the thread's permalink), once known
+
+
+class TranscriptLimit:
+    """When each debate's transcript was last attached, so that it is attached once per window."""
+
+    def __init__(self, every: float = TRANSCRIPT_EVERY, clock: Callable[[], float] = time.monotonic) -> None:
+        self.every = every
+        self._clock = clock
+        self._uploads: OrderedDict[str, Upload] = OrderedDict()
+
+    def earlier(self, debate_id: str) -> Upload | None:
+        """The upload of this debate's transcript still inside the window (or under way), if any."""
+        upload = self._uploads.get(debate_id)
+        if upload is None or self._clock() - upload.at >= self.every:
+            return None
+        return upload
+
+    def begin(self, debate_id: str) -> Upload:
+        """Reserve the window before uploading (asks arriving meanwhile are pointed to this one)."""
+        upload = self._uploads[debate_id] = Upload(self._clock())
+        self._uploads.move_to_end(debate_id)
+        while len(self._uploads) > _REMEMBERED:
+            self._uploads.popitem(last=False)
+        return upload
+
+    def failed(self, debate_id: str) -> None:
+        self._uploads.pop(debate_id, None)
+
 
 log = logging.getLogger(__name__)
 
@@ -66,3 +108,17 @@ async def attach_transcript(rt: Host, client: AsyncWebClient, record: DebateReco
         filename=f"rostra-{record.id}.html",
         title=f"Page to share: {record.topic}",
     )
+
+
+async def thread_link(rt: Host, client: AsyncWebClient, record: DebateRecord) -> str | None:
+    """The permalink of the debate's thread (where its transcript is), or None."""
+    where = await rt.store.binding_values(record.id)
+    channel, ts = where.get("channel") or record.binding.channel, where.get("thread_ts")
+    if not ts:
+        return None
+    try:
+        response = await client.chat_getPermalink(channel=channel, message_ts=ts)
+    except (SlackClientError, OSError, TimeoutError):
+        return None
+    link = response.get("permalink")
+    return str(link) if link else None

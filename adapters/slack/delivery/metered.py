@@ -1,4 +1,5 @@
-"""Slack Web API metrics: each call's outcome and latency, each 429 waited out and each retry.
+"""Slack Web API metrics: each call's outcome and latency, each error code Slack answered (most come
+with HTTP 200: `not_in_channel`, `invalid_blocks`), each 429 waited out and each retry.
 
 slack_sdk makes its HTTP requests in a fresh aiohttp session per call, so the hooks sit on the
 client (`api_call`) and on the retry handlers' "prepare for the next attempt" step.
@@ -6,6 +7,7 @@ client (`api_call`) and on the retry handlers' "prepare for the next attempt" st
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -16,6 +18,17 @@ from slack_sdk.web.async_client import AsyncWebClient
 from core.observe import platforms
 
 PLATFORM = "slack"
+_ERROR_CODE = re.compile(r"^[a-z0-9_]{1,60}$")  # Slack's codes; anything else is "other" (a label)
+
+
+def error_code(response: Any) -> str:
+    """The `error` of a Slack answer, as a metric label."""
+    try:
+        error = response.get("error") if response is not None else None
+    except Exception:  # an answer that is no JSON object
+        error = None
+    text = str(error or "unknown")
+    return text if _ERROR_CODE.match(text) else "other"
 
 
 class MeteredWebClient(AsyncWebClient):
@@ -26,6 +39,7 @@ class MeteredWebClient(AsyncWebClient):
         except SlackApiError as exc:
             status = int(getattr(exc.response, "status_code", 0) or 0)
             platforms.request(PLATFORM, api_method, status, time.perf_counter() - started)
+            platforms.api_error(PLATFORM, api_method, error_code(exc.response))
             raise
         except Exception:
             platforms.request(PLATFORM, api_method, 0, time.perf_counter() - started)

@@ -46,6 +46,7 @@ from core.events import (
     VotingClosed,
     VotingStarted,
 )
+from core.observe import platforms
 from core.ports import Store
 from core.session import DebateHandle
 
@@ -331,6 +332,7 @@ class SlackSink(ThreadSink):
             return
         if isinstance(op, Update) and op.interim and not self._rates["chat.update"].try_take():
             self._throttle.hold(op)  # the workspace's edits are short: finals first, this one later
+            platforms.edit_skipped("slack")
             return
         try:
             await self._sender.apply(op)

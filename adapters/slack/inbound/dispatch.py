@@ -30,6 +30,7 @@ from adapters.slack.inbound.commands import (
     parse_command,
 )
 from adapters.slack.inbound.documents import Attachments
+from adapters.slack.inbound.people import BotUsers
 from adapters.slack.inbound.replies import Replies
 from adapters.slack.inbound.requests import ReactionRequest, Request
 from adapters.slack.launch import Launcher
@@ -54,6 +55,7 @@ class SlackFrontEnd:
         self.launcher = Launcher(rt, client, self.settings, self.desk, self.results)
         self.controls = Controls(rt, client, self.settings, self.desk)
         self.remote_votes = RemoteVotes(rt)  # votes on debates another worker runs
+        self.bots = BotUsers(client)  # other apps' bot users: their reactions are no votes
 
     @property
     def countdown_clock(self) -> Clock:
@@ -94,6 +96,8 @@ class SlackFrontEnd:
 
     async def reaction(self, reaction: ReactionRequest, *, bot_user_id: str | None) -> None:
         if reaction.user == bot_user_id or self.settings.ballot == "buttons":  # buttons: clicks vote
+            return
+        if await self.bots.is_bot(reaction.user):
             return
         sink = self.desk.sink_in(reaction.channel)
         if sink is not None and sink.shows_vote(reaction.ts):

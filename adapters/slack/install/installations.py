@@ -5,8 +5,10 @@ flight: slack_sdk's async store interfaces, implemented on Rostra's SQLite file 
 `AsyncInstallationStore`, which Bolt's OAuth flow and authorization call). The stores are written
 once over a few SQL calls (`Sql`); `_SQLite` runs them on the SQLite file, and
 `adapters.slack.install.installations_pg` on Postgres.
-Tokens are secrets: they are never logged, and a workspace's row is deleted when it uninstalls the
-app or revokes its tokens.
+Tokens are secrets: each row is sealed with ROSTRA_SECRET_KEY (`adapters.slack.install.sealing`;
+rows from before sealing, or sealed with an older key, are re-sealed when the store first opens),
+every token loaded or saved is masked in the logs (`core.redaction.hold_secret`), and a workspace's
+row is deleted when it uninstalls the app or revokes its tokens.
 """
 
 from __future__ import annotations
@@ -27,12 +29,16 @@ from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 
+from adapters.slack.install.sealing import Sealer, UnreadableInstallation
+from core.redaction import hold_secret
+
 log = logging.getLogger(__name__)
 
 InstallationStore = AsyncInstallationStore
 """The interface: slack_sdk's async installation store (save, find_bot, find_installation, delete_*)."""
 
 STATE_SECONDS = 600  # an install link's `state` is good for ten minutes
+MAX_STATES = 10_000  # install links in flight at most (the page is also limited per client)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS slack_installations (
     enterprise_id TEXT NOT NULL DEFAULT '',
@@ -62,11 +68,16 @@ class Sql(Protocol):
 
     async def column(self, sql: str) -> list[Any]: ...
 
+    async def rows(self, sql: str) -> list[tuple[Any, ...]]: ...
+
     async def close(self) -> None: ...
 
 
-def _plain(value: Any) -> Any:
-    return value.timestamp() if isinstance(value, datetime) else value
+def _plain(name: str, value: Any) -> Any:
+    """JSON for a field: a time as seconds, whole for token expiries (slack_sdk reads them as int)."""
+    if not isinstance(value, datetime):
+        return value
+    return int(value.timestamp()) if name.endswith("_expires_at") else value.timestamp()
 
 
 def _key(
@@ -116,6 +127,11 @@ class _SQLite:
         async with conn.execute(sql) as cur:
             return [r[0] for r in await cur.fetchall()]
 
+    async def rows(self, sql: str) -> list[tuple[Any, ...]]:
+        conn = await self.conn()
+        async with conn.execute(sql) as cur:
+            return [tuple(r) for r in await cur.fetchall()]
+
     async def close(self) -> None:
         async with self._lock:
             if self._conn is not None:
@@ -150,17 +166,54 @@ class WholeInstallations(AsyncInstallationStore):
 
 
 class SqlInstallationStore(WholeInstallations):
-    """Installations in the `slack_installations` table: one row per workspace (or org)."""
+    """Installations in the `slack_installations` table: one row per workspace (or org), sealed."""
 
-    def __init__(self, db: Sql) -> None:
+    def __init__(self, db: Sql, sealer: Sealer) -> None:
         self._db = db
+        self._sealer = sealer
+        self._resealed = False
+        self._reseal_lock = asyncio.Lock()
 
     @property
     def logger(self) -> logging.Logger:
         return log
 
+    async def reseal(self) -> int:
+        """Seal the rows stored in plain JSON (from before sealing) or with an older key, with the
+        first key; once per store, before its first read or write. Returns how many it re-sealed."""
+        async with self._reseal_lock:
+            if self._resealed:
+                return 0
+            stale = [
+                (enterprise, team, data)
+                for enterprise, team, data in await self._db.rows(
+                    "SELECT enterprise_id, team_id, data FROM slack_installations"
+                )
+                if not self._sealer.is_current(str(data))
+            ]
+            for enterprise, team, data in stale:
+                try:
+                    sealed = self._sealer.seal(self._sealer.open(str(data)))
+                except UnreadableInstallation as exc:
+                    log.warning("Slack workspace %s: %s; reinstall it", team or enterprise, exc)
+                    continue
+                await self._db.execute(  # unless another worker changed it meanwhile
+                    "UPDATE slack_installations SET data = $1"
+                    " WHERE enterprise_id = $2 AND team_id = $3 AND data = $4",
+                    sealed,
+                    enterprise,
+                    team,
+                    data,
+                )
+            if stale:
+                log.info("sealed %d stored Slack installation(s) with the first secret key", len(stale))
+            self._resealed = True
+            return len(stale)
+
     async def async_save(self, installation: Installation) -> None:
-        data = {k: _plain(v) for k, v in installation.to_dict_for_copying().items()}
+        await self.reseal()
+        _hold_tokens(installation)
+        data = {k: _plain(k, v) for k, v in installation.to_dict_for_copying().items()}
         key = _key(installation.enterprise_id, installation.team_id, installation.is_enterprise_install)
         await self._db.execute(
             "INSERT INTO slack_installations (enterprise_id, team_id, installed_at, data)"
@@ -168,7 +221,7 @@ class SqlInstallationStore(WholeInstallations):
             " DO UPDATE SET installed_at = EXCLUDED.installed_at, data = EXCLUDED.data",
             *key,
             float(installation.installed_at),
-            json.dumps(data),
+            self._sealer.seal(json.dumps(data)),
         )
         log.info("Slack workspace %s installed Rostra", installation.team_id or installation.enterprise_id)
 
@@ -180,11 +233,21 @@ class SqlInstallationStore(WholeInstallations):
         user_id: str | None = None,
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
+        await self.reseal()
         data = await self._db.fetchval(
             "SELECT data FROM slack_installations WHERE enterprise_id = $1 AND team_id = $2",
             *_key(enterprise_id, team_id, is_enterprise_install),
         )
-        return None if data is None else Installation(**json.loads(data))
+        if data is None:
+            return None
+        try:
+            plain = self._sealer.open(str(data))
+        except UnreadableInstallation as exc:  # as if not installed: the workspace installs again
+            log.warning("Slack workspace %s: %s; reinstall it", team_id or enterprise_id, exc)
+            return None
+        installation = Installation(**json.loads(plain))
+        _hold_tokens(installation)
+        return installation
 
     async def async_delete_installation(
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
@@ -197,6 +260,7 @@ class SqlInstallationStore(WholeInstallations):
 
     async def teams(self) -> list[str]:
         """The workspaces that have Rostra installed."""
+        await self.reseal()
         teams = await self._db.column("SELECT team_id FROM slack_installations ORDER BY installed_at")
         return [str(team) for team in teams if team]
 
@@ -204,13 +268,26 @@ class SqlInstallationStore(WholeInstallations):
         await self._db.close()
 
 
+def _hold_tokens(installation: Installation) -> None:
+    """Mask the installation's tokens in every log line from now on."""
+    hold_secret(
+        installation.bot_token,
+        installation.bot_refresh_token,
+        installation.user_token,
+        installation.user_refresh_token,
+    )
+
+
 class SqlOAuthStateStore(AsyncOAuthStateStore):
     """The `state` of each install link, used once (a replayed or stale redirect is refused), by
     whichever worker gets the redirect."""
 
-    def __init__(self, db: Sql, expiration_seconds: int = STATE_SECONDS) -> None:
+    def __init__(
+        self, db: Sql, expiration_seconds: int = STATE_SECONDS, max_states: int = MAX_STATES
+    ) -> None:
         self._db = db
         self._ttl = expiration_seconds
+        self._max = max_states
 
     @property
     def logger(self) -> logging.Logger:
@@ -221,9 +298,18 @@ class SqlOAuthStateStore(AsyncOAuthStateStore):
         now = time.time()
         await self._db.execute_all(
             ("DELETE FROM slack_oauth_states WHERE expires_at < $1", (now,)),
+            (  # bounded: the oldest links in flight go first
+                "DELETE FROM slack_oauth_states WHERE expires_at <= (SELECT expires_at FROM"
+                " slack_oauth_states ORDER BY expires_at DESC LIMIT 1 OFFSET $1)",
+                (self._max - 1,),
+            ),
             ("INSERT INTO slack_oauth_states VALUES ($1, $2)", (state, now + self._ttl)),
         )
         return state
+
+    async def live(self) -> int:
+        """How many install links are in flight (states stored)."""
+        return int(await self._db.fetchval("SELECT COUNT(*) FROM slack_oauth_states") or 0)
 
     async def async_consume(self, state: str) -> bool:
         expires = await self._db.fetchval(
@@ -243,8 +329,9 @@ class OAuthStores:
         self.states = states
 
     @classmethod
-    def sqlite(cls, path: Path | str) -> OAuthStores:
-        return cls(SqlInstallationStore(_SQLite(Path(path))), SqlOAuthStateStore(_SQLite(Path(path))))
+    def sqlite(cls, path: Path | str, sealer: Sealer) -> OAuthStores:
+        """The stores in the SQLite file at `path`, installations sealed by `sealer`."""
+        return cls(SqlInstallationStore(_SQLite(Path(path)), sealer), SqlOAuthStateStore(_SQLite(Path(path))))
 
     async def close(self) -> None:
         for store in (self.installations, self.states):

@@ -3,7 +3,8 @@
 The same stores as on SQLite (`adapters.slack.install.installations`), run on a Postgres pool, for
 a Rostra whose store is Postgres (`storage.url: postgresql://…`): every HTTP worker behind the one
 URL sees every workspace's token, and a `state` issued by one worker is consumed once by whichever
-gets the redirect. Tokens are secrets: never logged; a workspace's row goes when it uninstalls the app.
+gets the redirect. Tokens are secrets: sealed with ROSTRA_SECRET_KEY, never logged; a workspace's
+row goes when it uninstalls the app.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from adapters.slack.install.installations import (
     SqlInstallationStore,
     SqlOAuthStateStore,
 )
+from adapters.slack.install.sealing import Sealer
 
 _SCHEMA_LOCK = 0x510C_1A57  # serialises the CREATE TABLEs of workers starting at once
 
@@ -59,6 +61,9 @@ class PostgresPool:
     async def column(self, sql: str) -> list[Any]:
         return [row[0] for row in await (await self.pool()).fetch(sql)]
 
+    async def rows(self, sql: str) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in await (await self.pool()).fetch(sql)]
+
     async def close(self) -> None:
         async with self._lock:
             if self._pool is not None:
@@ -70,7 +75,8 @@ class PostgresInstallationStore(SqlInstallationStore):
     """Installations in the `slack_installations` table on Postgres."""
 
 
-def postgres_stores(url: str) -> OAuthStores:
-    """The installations and the OAuth states on one Postgres database (one pool for both)."""
+def postgres_stores(url: str, sealer: Sealer) -> OAuthStores:
+    """The installations (sealed by `sealer`) and the OAuth states on one Postgres database (one
+    pool for both)."""
     db = PostgresPool(url)
-    return OAuthStores(PostgresInstallationStore(db), SqlOAuthStateStore(db))
+    return OAuthStores(PostgresInstallationStore(db, sealer), SqlOAuthStateStore(db))

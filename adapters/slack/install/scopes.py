@@ -16,6 +16,7 @@ BOT_SCOPES = frozenset(
         "usergroups:read",  # usergroups.users.list for slack.starter_groups and slack.admin_groups
         "channels:read",  # conversations.info: who created a public channel (they may stop its debates)
         "groups:read",  # conversations.info for private channels likewise
+        "users:read",  # users.info: is who reacted a bot? (bots' reactions are no votes)
     }
 )
 BOT_EVENTS = frozenset(

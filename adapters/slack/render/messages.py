@@ -117,6 +117,14 @@ def transcript_attached(debate_id: str, topic: str) -> str:
     return f"The transcript of *{escape(topic)}* (debate `{debate_id}`) is attached in the debate's thread."
 
 
+def transcript_recent(debate_id: str, topic: str, link: str | None, minutes: int) -> str:
+    where = f"<{link}|the debate's thread>" if link else "the debate's thread"
+    return (
+        f"The transcript of *{escape(topic)}* (debate `{debate_id}`) was attached in {where} a few"
+        f" minutes ago; it is attached again at most every {minutes} minutes."
+    )
+
+
 def preparing_transcript(debate_id: str) -> str:
     return f"Attaching the transcript of debate `{debate_id}`…"
 

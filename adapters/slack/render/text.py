@@ -54,9 +54,18 @@ def to_mrkdwn(text: str) -> str:
     return re.sub(r"(?m)^#{1,6}[ \t]+(.+?)[ \t]*$", r"*\1*", text)
 
 
+# a Markdown link in model text: [label](https://…)
+_MARKDOWN_LINK = re.compile(r"\[([^\]\n]{1,200})\]\((https?://[^\s)]{1,500})\)")
+
+
+def _link_as_text(match: re.Match[str]) -> str:
+    return f"{match.group(1)} (`{match.group(2)}`)"
+
+
 def model_text(text: str) -> str:
-    """Model output as safe mrkdwn."""
-    return to_mrkdwn(escape(text))
+    """Model output as safe mrkdwn. A Markdown link is shown as its label and its address in code
+    (which Slack does not make clickable): no label hides where a prompt-injected link goes."""
+    return to_mrkdwn(_MARKDOWN_LINK.sub(_link_as_text, escape(text)))
 
 
 def truncate(text: str, limit: int) -> str:

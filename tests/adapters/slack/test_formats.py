@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.render.text import escape
+from adapters.slack.render.text import escape, model_text
 from core.events import (
     Artifact,
     DebateCompleted,
@@ -79,7 +79,7 @@ def assert_turns_shown_once(slack: Harness, events: list[Event]) -> list[Message
     spoken = [m for m in slack.thread() if m.get("username")]
     assert [m["username"] for m in spoken] == [t.speaker.name for t in turns]
     for message, turn in zip(spoken, turns, strict=True):
-        assert escape(turn.text.split("\n")[0]) in message["text"]
+        assert model_text(turn.text.split("\n")[0]) in message["text"]
         assert message["text"].split("\n")[0].startswith("_")  # the heading
         assert not message["text"].endswith("…")  # not left half-streamed
     return spoken
@@ -276,7 +276,9 @@ async def test_oxford_in_full(tmp_path: Path, api: FakeSlack) -> None:
 
     spoken = assert_turns_shown_once(slack, events)
     assert [m["username"] for m in spoken[:4]] == ["Sol Amari", "Celeste Mbeki", "Vera Stone", "Sol Amari"]
-    assert "*Sources*\n• <https://example.org/ghent|the Ghent plan>" in spoken[1]["text"]
+    assert "*Sources*" not in spoken[1]["text"]  # no research: a model's link is text, no source
+    assert "the Ghent plan (`https://example.org/ghent`)" in spoken[1]["text"]
+    assert "<https://example.org/ghent|" not in spoken[1]["text"]
 
     verdicts = [e for e in events if isinstance(e, Verdict)]
     assert [v.title for v in verdicts] == ["Round 1: the debate continues", "Verdict", "Audience"]

@@ -97,3 +97,30 @@ async def test_deliveries_and_api_requests_are_traced_inside_the_debate(slack: H
     # all in the debate's trace, even those that land after its closing event
     assert all(s.parent is not None and s.parent.span_id == debate.context.span_id for s in deliveries)
     assert any(s.name == "slack chat.postMessage" for s in spans)
+
+
+@pytest.mark.parametrize("error", ["not_in_channel", "invalid_blocks"])
+async def test_slack_errors_answered_with_http_200_are_counted_by_code(
+    slack: Harness, metrics: Metrics, error: str
+) -> None:
+    slack.api.fail_next("chat.postMessage", status=200, error=error, when=lambda args: "username" in args)
+    await slack.mention("debate Should cities ban cars?")
+    await slack.wait_running()
+    await slack.settle()
+    assert count(metrics, "rostra_platform_api_errors_total", platform="slack", error=error) == 1
+    assert count(metrics, "rostra_platform_api_errors_total", method="chat.postMessage") == 1
+
+
+async def test_interim_edits_held_back_by_the_rate_windows_are_counted(
+    slack: Harness, metrics: Metrics
+) -> None:
+    from adapters.slack.delivery.rates import rates_of
+
+    edits = rates_of(slack.app.front.client)["chat.update"]
+    edits.hits.extend([edits.now() + 3600] * 40)  # the workspace's edits used up for the hour
+    await slack.mention("debate Should cities ban cars?")
+    handle = await slack.wait_running()
+    await handle.wait()
+    await slack.settle()
+    assert edits.skipped > 0
+    assert count(metrics, "rostra_platform_edits_skipped_total", platform="slack") == edits.skipped

@@ -22,6 +22,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from adapters.slack import create_app
 from adapters.slack.errors import SlackConfigError
 from adapters.slack.install.installations import OAuthStores
+from adapters.slack.install.sealing import Sealer
 from adapters.slack.install.workspaces import UNINSTALLED, WorkspaceFronts
 from bot.config import Secrets
 from bot.runtime import Runtime
@@ -41,6 +42,8 @@ from tests.helpers import make_config, write_script
 SECOND = "T0002"
 CHANNEL2 = "C2DEBATE"
 COOKIE = "slack-app-oauth-state"
+SECRET_KEY = "Zm9yLXRlc3RzLW9ubHktbm90LWEtcmVhbC1rZXktLS0="  # a Fernet key (32 bytes, urlsafe base64)
+SEALER = Sealer(SECRET_KEY)
 
 
 @asynccontextmanager
@@ -53,9 +56,12 @@ async def oauth_harness(tmp_path: Path, api: FakeSlack, **clock: Any) -> AsyncIt
         formats={"arena": {"exchanges_per_round": 1}},
     )
     secrets = Secrets(
-        slack_signing_secret=SIGNING_SECRET, slack_client_id=CLIENT_ID, slack_client_secret=CLIENT_SECRET
+        slack_signing_secret=SIGNING_SECRET,
+        slack_client_id=CLIENT_ID,
+        slack_client_secret=CLIENT_SECRET,
+        rostra_secret_key=SECRET_KEY,
     )
-    stores = OAuthStores.sqlite(tmp_path / "rostra.db")
+    stores = OAuthStores.sqlite(tmp_path / "rostra.db", SEALER)
     the_clock = clock.get("clock") or HeldClock(hold=5)
     async with Runtime(config, clock=the_clock, secrets=secrets) as rt:
         app = create_app(rt, oauth_stores=stores)
@@ -204,7 +210,7 @@ async def test_many_workspaces_need_both_credentials_and_http_mode(tmp_path: Pat
     for secrets, kwargs, says in cases:
         async with Runtime(config, secrets=secrets) as rt:
             with pytest.raises(SlackConfigError, match=says):
-                create_app(rt, oauth_stores=OAuthStores.sqlite(tmp_path / "rostra.db"), **kwargs)
+                create_app(rt, oauth_stores=OAuthStores.sqlite(tmp_path / "rostra.db", SEALER), **kwargs)
 
 
 async def test_single_workspace_mode_stops_its_debates_when_removed(tmp_path: Path, api: FakeSlack) -> None:
@@ -224,7 +230,10 @@ def test_serving_many_workspaces_needs_no_bot_token_and_uses_http(tmp_path: Path
 
     config = make_config(tmp_path)
     secrets = Secrets(
-        slack_signing_secret=SIGNING_SECRET, slack_client_id=CLIENT_ID, slack_client_secret=CLIENT_SECRET
+        slack_signing_secret=SIGNING_SECRET,
+        slack_client_id=CLIENT_ID,
+        slack_client_secret=CLIENT_SECRET,
+        rostra_secret_key=SECRET_KEY,
     )
     mode = choose_mode(secrets, config.slack, force_http=False, host=None, port=4000)
     assert (mode.socket, mode.port) == (False, 4000)

@@ -27,7 +27,9 @@ from tests.adapters.slack.conftest import SIGNING_SECRET, SLOW_FIRST_TURN, Harne
 from tests.adapters.slack.test_oauth import (
     CHANNEL2,
     COOKIE,
+    SEALER,
     SECOND,
+    SECRET_KEY,
     install,
     second_mention,
     send,
@@ -36,7 +38,10 @@ from tests.adapters.slack.test_oauth import (
 from tests.helpers import make_config, write_script
 
 SECRETS = Secrets(
-    slack_signing_secret=SIGNING_SECRET, slack_client_id=CLIENT_ID, slack_client_secret=CLIENT_SECRET
+    slack_signing_secret=SIGNING_SECRET,
+    slack_client_id=CLIENT_ID,
+    slack_client_secret=CLIENT_SECRET,
+    rostra_secret_key=SECRET_KEY,
 )
 
 
@@ -131,7 +136,7 @@ async def test_uninstalling_deletes_the_workspace_for_every_worker(
         end = (await slack.events(handle.debate_id))[-1]
         assert isinstance(end, DebateCompleted) and end.detail == UNINSTALLED
         assert await stored_teams(postgres_url) == ["T0003"]
-    stores = postgres_stores(postgres_url)  # as a worker started later sees it
+    stores = postgres_stores(postgres_url, SEALER)  # as a worker started later sees it
     try:
         assert await stores.installations.async_find_bot(enterprise_id=None, team_id=SECOND) is None
         assert await stores.installations.async_find_bot(enterprise_id=None, team_id="T0003") is not None

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.slack.render.blocks import context, divider, section
+from adapters.slack.render.blocks import context, divider, section, sections
 from adapters.slack.render.ops import Block
 from adapters.slack.render.text import escape, truncate
 
@@ -56,12 +56,12 @@ def thread_link(channel: str, ts: str) -> str:
 
 
 def _line(debate: DebateLine) -> str:
-    topic = escape(truncate(" ".join(debate.topic.split()), TOPIC_SHOWN))
+    topic = truncate(escape(" ".join(debate.topic.split())), TOPIC_SHOWN)  # escaped, then cut
     if debate.thread_ts:
         topic = f"<{thread_link(debate.channel, debate.thread_ts)}|{topic}>"
     status = STATUS_TEXT.get(debate.status, escape(debate.status))
     reason = (
-        f" ({escape(truncate(debate.reason, 80))})" if debate.reason and debate.status != "running" else ""
+        f" ({truncate(escape(debate.reason), 80)})" if debate.reason and debate.status != "running" else ""
     )
     return f"• *{topic}* · {escape(debate.format)} · <#{debate.channel}> · {status}{reason}"
 
@@ -87,12 +87,12 @@ def home_view(running: Sequence[DebateLine], recent: Sequence[DebateLine]) -> di
         section("*Running now*"),
     ]
     if running:
-        blocks.append(section("\n".join(_line(d) for d in running)))
+        blocks.extend(sections([_line(d) for d in running]))  # whole lines: no link is cut
     else:
         blocks.append(context("No debate is running in this workspace."))
     blocks.append(section("*Recently finished*"))
     if recent:
-        blocks.append(section("\n".join(_line(d) for d in recent[:RECENT_SHOWN])))
+        blocks.extend(sections([_line(d) for d in recent[:RECENT_SHOWN]]))
     else:
         blocks.append(context("None yet."))
     return {"type": "home", "callback_id": "rostra_home", "blocks": blocks}

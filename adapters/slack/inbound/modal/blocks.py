@@ -278,7 +278,29 @@ def chosen_format(view: Mapping[str, Any], fallback: str) -> str:
     return str(value) if value else fallback
 
 
+NUMBER_DIGITS = 9  # the most digits a number field takes (no option needs more)
+
+
+class FormError(ValueError):
+    """A field of a submitted modal that cannot be read; `block_id` is where to say so."""
+
+    def __init__(self, block_id: str, message: str) -> None:
+        super().__init__(message)
+        self.block_id = block_id
+
+
+def _whole_number(name: str, text: str) -> int:
+    """A number field's value: ASCII digits, not too many (a forged "²" or 5,000 digits is refused)."""
+    digits = text.removeprefix("-")
+    if not digits.isascii() or len(digits) > NUMBER_DIGITS:
+        raise FormError(
+            OPTION_PREFIX + name, f"{name} must be a whole number of at most {NUMBER_DIGITS} digits."
+        )
+    return int(text)
+
+
 def read_submission(view: Mapping[str, Any], fallback_format: str) -> Submission:
+    """What the submitted modal asks for. Raises FormError for a field that cannot be read."""
     state = read_state(view)
     origin = Origin.from_metadata(str(view.get("private_metadata") or ""))
     options: dict[str, Any] = {}
@@ -288,8 +310,8 @@ def read_submission(view: Mapping[str, Any], fallback_format: str) -> Submission
         name = block_id.removeprefix(OPTION_PREFIX)
         if name == "duration":
             options[name] = parse_duration(str(value))
-        elif isinstance(value, str) and value.lstrip("-").isdigit():
-            options[name] = int(value)
+        elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            options[name] = _whole_number(name, value.strip())
         else:
             options[name] = value
     channel = origin.channel or (str(state[CHANNEL_BLOCK]) if state.get(CHANNEL_BLOCK) else None)

@@ -14,6 +14,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.inbound.commands import Start
 from adapters.slack.inbound.dispatch import SlackFrontEnd
 from adapters.slack.inbound.documents import AttachmentError
@@ -23,9 +24,11 @@ from adapters.slack.inbound.modal.blocks import (
     CHANNEL_BLOCK,
     FORMAT_ACTION,
     TOPIC_BLOCK,
+    FormError,
     Origin,
     chosen_format,
     error_block,
+    read_state,
     read_submission,
     start_modal,
 )
@@ -40,6 +43,13 @@ log = logging.getLogger(__name__)
 SHORTCUT_CALLBACK = "rostra_debate_message"
 NO_CHANNEL = "Pick the channel the debate should run in."
 EMPTY_TOPIC = "Give the motion to debate."
+EXPIRED_TRIGGER = "The Start form could not open in time (Slack allows three seconds); try again."
+
+
+def channel_busy(topic: str) -> str:
+    return f"A debate is already running in that channel ({topic[:200]!r}); stop it or pick another."
+
+
 SLACK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
 
 
@@ -89,16 +99,37 @@ def _view_for(front: SlackFrontEnd, origin: Origin, fmt: str, topic: str = "") -
 
 
 async def open_modal(
-    client: AsyncWebClient, front: SlackFrontEnd, trigger_id: str, origin: Origin, topic: str = ""
+    client: AsyncWebClient,
+    front: SlackFrontEnd,
+    trigger_id: str,
+    origin: Origin,
+    topic: str = "",
+    *,
+    user: str = "",
 ) -> None:
+    """Open the Start modal; when Slack refuses the trigger (too late, or used already), tell `user`
+    privately in the channel instead of doing nothing."""
     try:
         await client.views_open(
             trigger_id=trigger_id, view=_view_for(front, origin, DebateSpec().format, topic)
         )
     except SlackApiError as exc:
-        log.warning("could not open the Start modal: %s", exc.response.get("error"))
+        error = exc.response.get("error")
+        log.warning("could not open the Start modal: %s", error)
+        if error in TRIGGER_ERRORS and user and origin.channel:
+            await _say_privately(client, origin.channel, user, EXPIRED_TRIGGER)
     except SLACK_ERRORS as exc:
         log.warning("could not open the Start modal: %r", exc)
+
+
+TRIGGER_ERRORS = {"expired_trigger_id", "invalid_trigger_id", "exchanged_trigger_id"}
+
+
+async def _say_privately(client: AsyncWebClient, channel: str, user: str, text: str) -> None:
+    try:
+        await client.chat_postEphemeral(channel=channel, user=user, text=text, parse="none")
+    except SLACK_ERRORS as exc:
+        log.info("could not tell %s in %s that the form did not open: %r", user, channel, exc)
 
 
 def register_modal(app: AsyncApp, front: SlackFrontEnd) -> None:
@@ -110,7 +141,8 @@ def register_modal(app: AsyncApp, front: SlackFrontEnd) -> None:
     async def on_empty_command(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
         origin = Origin(channel=str(body.get("channel_id") or "") or None, source="command")
-        await open_modal(client, front, str(body.get("trigger_id") or ""), origin)
+        user = str(body.get("user_id") or "")
+        await open_modal(client, front, str(body.get("trigger_id") or ""), origin, user=user)
 
     async def on_message_shortcut(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
@@ -120,7 +152,8 @@ def register_modal(app: AsyncApp, front: SlackFrontEnd) -> None:
         limit = front.rt.core.limits.max_topic_length
         topic = topic[:limit]
         origin = Origin(channel=str(channel) if channel else None, source="shortcut")
-        await open_modal(client, front, str(body.get("trigger_id") or ""), origin, topic)
+        user = str((body.get("user") or {}).get("id") or "")
+        await open_modal(client, front, str(body.get("trigger_id") or ""), origin, topic, user=user)
 
     async def on_home_start(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
@@ -147,7 +180,11 @@ def register_modal(app: AsyncApp, front: SlackFrontEnd) -> None:
         client: AsyncWebClient,
         context: AsyncBoltContext,
     ) -> None:
-        submission = read_submission(view, DebateSpec().format)
+        try:
+            submission = read_submission(view, DebateSpec().format)
+        except FormError as exc:
+            await ack(response_action="errors", errors={exc.block_id: str(exc)})
+            return
         if not submission.topic:
             await ack(response_action="errors", errors={TOPIC_BLOCK: EMPTY_TOPIC})
             return
@@ -164,6 +201,11 @@ def register_modal(app: AsyncApp, front: SlackFrontEnd) -> None:
             front.check(request, command)
         except (DebateError, AttachmentError) as exc:
             await ack(response_action="errors", errors={error_block(str(exc), view): str(exc)[:2000]})
+            return
+        running = front.rt.manager.find(platform=PLATFORM, channel=submission.channel)
+        if running is not None:  # said in the modal, before it closes
+            block = CHANNEL_BLOCK if CHANNEL_BLOCK in read_state(view) else TOPIC_BLOCK
+            await ack(response_action="errors", errors={block: channel_busy(running.spec.topic)})
             return
         refusal = await front.refusal_for(request)  # bounded by launch's check timeout
         if refusal is not None:

@@ -1,0 +1,51 @@
+"""Stopping a debate from any process: told at once where it runs here, else left in the store for
+its owner (applied as relayed votes are), with an answer for the person who asked."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from typing import Literal
+
+from core.ports import Store
+from core.session import DebateSession
+
+StopAnswer = Literal["stopped", "requested", "already_ended", "no_such_debate"]
+STOP_POLL = 0.2  # how often a stop asked through another process looks whether the debate ended
+
+
+async def request_stop(
+    sessions: Mapping[str, DebateSession], store: Store, debate_id: str, reason: str, *, wait: float
+) -> StopAnswer:
+    """Stop a debate, whichever process runs it; what happened, for the person who asked.
+
+    Here: the debate is told at once. Elsewhere: the stop is left in the store for the owner,
+    which applies it as it applies relayed votes (at once on Postgres, within
+    `storage.poll_seconds` on SQLite). Either way this waits up to `wait` seconds to see the
+    debate end, closed with its statistics ("stopped"), else answers "requested" (it will: a
+    stop left in the store is applied by the owner, or by the process that takes it over).
+    "already_ended" and "no_such_debate" when there is nothing to stop. Raises StoreError when
+    the store cannot answer."""
+    session = sessions.get(debate_id)
+    if session is not None and not session.done:
+        session.request_stop(reason)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(session.wait(), wait)
+            return "stopped"
+        return "requested"
+    record = await store.get_debate(debate_id)
+    if record is None:
+        return "no_such_debate"
+    if record.status != "running":
+        return "already_ended"
+    await store.post_vote(debate_id, json.dumps({"control": "stop", "reason": reason}))
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        await asyncio.sleep(min(STOP_POLL, max(0.0, deadline - time.monotonic())))
+        current = await store.get_debate(debate_id)
+        if current is None or current.status != "running":
+            return "stopped"
+    return "requested"
