@@ -49,6 +49,17 @@ def _positive(name: str, low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def _text(text: str) -> str:
+    """An argument that is text: bytes that are not UTF-8 (kept by Python as lone surrogates) are
+    refused with one line, before they reach anything that stores or shows them."""
+    bad = next((i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff"), None)
+    if bad is None:
+        return text
+    byte = ord(text[bad]) - 0xDC00
+    shown = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else "a lone surrogate"
+    raise argparse.ArgumentTypeError(f"must be UTF-8 text ({shown} at character {bad + 1})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rostra",
@@ -65,7 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
         " scripted rehearsal.",
     )
     demo.add_argument(
-        "topic", nargs="?", default=EXAMPLE_TOPIC, help=f'the motion (default: "{EXAMPLE_TOPIC}")'
+        "topic",
+        nargs="?",
+        type=_text,
+        default=EXAMPLE_TOPIC,
+        help=f'the motion (default: "{EXAMPLE_TOPIC}")',
     )
     demo.add_argument(
         "--format", default="arena", help="debate format: arena, oxford, council or panel (default: arena)"
@@ -105,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Continue a debate from where it stopped: what was said is shown again, then it goes"
         " on live. Model flags as for demo.",
     )
-    resume.add_argument("debate_id", metavar="ID")
+    resume.add_argument("debate_id", metavar="ID", type=_text)
     resume.add_argument("--model", help="model for every role (as for demo)")
     resume.add_argument("--script", metavar="FILE", help="YAML script of replies (as for demo)")
     resume.add_argument("--fast", action="store_true", help="no pacing: run on a virtual clock")
@@ -126,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     usage.set_defaults(handler=_usage)
 
     transcript = sub.add_parser("transcript", help="print a stored debate as Markdown (or JSON Lines)")
-    transcript.add_argument("debate_id", metavar="ID")
+    transcript.add_argument("debate_id", metavar="ID", type=_text)
     form = transcript.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="the full event log as JSON Lines")
     form.add_argument(

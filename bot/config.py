@@ -6,14 +6,16 @@ never appear in reprs or logs.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from adapters.discord.settings import DiscordSettings
 from adapters.pictures.settings import ResultsSettings
@@ -48,6 +50,18 @@ class LoggingSettings(BaseModel):
         description="loggers kept below WARNING though quiet by default (e.g. discord.webhook)",
     )
     format: Literal["text", "json"] = "text"
+
+    @field_validator("level")
+    @classmethod
+    def _a_logging_level(cls, value: str) -> str:
+        name = value.strip().upper()
+        if name not in LEVELS:
+            raise ValueError(f"must be one of {', '.join(LEVELS)}, not {value!r}")
+        return name
+
+
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+"""The logging levels `logging.level` takes."""
 
 
 class RuntimeSettings(BaseModel):
@@ -199,6 +213,8 @@ def load_config(path: str | Path | None = None, *, overrides: dict[str, Any] | N
     try:
         config = Config(**(overrides or {}))
         config.core()  # cross-checks (cast refers to personas, ...)
+    except SettingsError as exc:  # a ROSTRA_* variable that should hold JSON does not
+        raise ConfigError(_unparsed_variable(exc)) from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -217,6 +233,25 @@ def load_config(path: str | Path | None = None, *, overrides: dict[str, Any] | N
         except ModelConfigError as exc:
             raise ConfigError(f"model.script: {exc}") from None
     return config
+
+
+def _unparsed_variable(exc: SettingsError) -> str:
+    """One line naming the `ROSTRA_*` variable whose value could not be parsed as JSON."""
+    found = re.search(r'field "([^"]+)"', str(exc))
+    prefix = f"ROSTRA_{found.group(1)}".upper() if found else "ROSTRA_"
+    for name, value in sorted(os.environ.items()):
+        upper = name.upper()
+        if upper != prefix and not upper.startswith(prefix + "__"):
+            continue
+        if not value.lstrip().startswith(("{", "[")):
+            continue
+        try:
+            json.loads(value)
+        except ValueError as error:
+            where = getattr(error, "pos", None)
+            at = f" at character {where + 1}" if isinstance(where, int) else ""
+            return f"environment variable {name}: not valid JSON{at}"
+    return f"environment variable {prefix}…: its value cannot be read ({exc})"
 
 
 def load_secrets() -> Secrets:

@@ -57,21 +57,26 @@ class Runtime:
         self.operations: Operations | None = None
 
     async def __aenter__(self) -> Runtime:
-        """Open the store (StoreError, one clear line, when it cannot be used) and the manager."""
+        """Open the store (StoreError, one clear line, when it cannot be used) and the manager; if
+        anything after the store fails, everything opened is closed again before the error goes on
+        (a store left open would keep the process from ending)."""
         self._store = await open_store(self.config.storage.url, self.core.storage)
-        self._manager = DebateManager(
-            settings=self.core, store=self._store, models=self.models, clock=self.clock
-        )
+        try:
+            await self._open_rest(self._store)
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def _open_rest(self, store: Store) -> None:
+        self._manager = DebateManager(settings=self.core, store=store, models=self.models, clock=self.clock)
         self._admission = Admission(self._manager, self.clock, self.core.limits)
         self._recovery = Recovery(
             self._manager, resume=self.config.resume, heartbeat_seconds=self.core.storage.heartbeat_seconds
         )
-        await seed_from_store(self._manager.spending, self._store)  # today's spend survives a restart
-        self.operations = Operations(
-            self.config, manager=self._manager, models=self.models, store=self._store
-        )
+        await seed_from_store(self._manager.spending, store)  # today's spend survives a restart
+        self.operations = Operations(self.config, manager=self._manager, models=self.models, store=store)
         await self.operations.start()  # metrics, health, traces (issue 13)
-        return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

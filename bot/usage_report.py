@@ -6,23 +6,42 @@ Each report is built once as plain rows, then shown either as a table that fits 
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rich.console import RenderableType
 
 from bot.tables import ColumnSpec, fitted_table
+from core.errors import UnreadableDebate
 from core.events import Event
 from core.models import TokenUsage
 from core.ports import DebateRecord, Store
 from core.pricing import format_cost
 from core.usage import debate_usage, tally
 
+log = logging.getLogger(__name__)
+
 WIDE = 10_000  # a width at which no column is ever left out
 
 
+async def readable_events(
+    store: Store, records: list[DebateRecord]
+) -> list[tuple[DebateRecord, list[Event]]]:
+    """Each debate with its events; one whose stored data no longer loads is named (a warning on
+    stderr) and left out, so one bad row never hides the rest."""
+    found = []
+    for record in records:
+        try:
+            found.append((record, await store.events(record.id)))
+        except UnreadableDebate as exc:
+            log.warning("%s; left out", exc)
+    return found
+
+
 async def debate_costs(store: Store, records: list[DebateRecord]) -> dict[str, TokenUsage]:
-    return {r.id: debate_usage(await store.events(r.id)) for r in records}
+    """What each readable debate spent (an unreadable one is left out: see `readable_events`)."""
+    return {r.id: debate_usage(events) for r, events in await readable_events(store, records)}
 
 
 def tokens_cell(usage: TokenUsage) -> str:
@@ -69,7 +88,7 @@ def where_cell(record: DebateRecord) -> str:
 def debates_table(records: list[DebateRecord], costs: dict[str, TokenUsage], *, width: int) -> RenderableType:
     """Status, format and start stay whole at any width; why a debate ended is under its topic."""
     rows = []
-    for r in records:
+    for r in (r for r in records if r.id in costs):  # without costs: its events could not be read
         topic = (
             r.topic if r.status in ("completed", "running") or not r.reason else f"{r.topic}\n({r.reason})"
         )
@@ -97,6 +116,7 @@ def debates_json(records: list[DebateRecord], costs: dict[str, TokenUsage]) -> l
             "usage": usage_json(costs[r.id]),
         }
         for r in records
+        if r.id in costs  # without costs: its events could not be read
     ]
 
 
@@ -119,11 +139,8 @@ USAGE_COLUMNS = (
 
 async def load_recent(store: Store, *, days: int, limit: int) -> list[tuple[DebateRecord, list[Event]]]:
     since = datetime.now(UTC) - timedelta(days=days)
-    found = []
-    for record in await store.list_debates(limit):
-        if record.updated_at >= since:
-            found.append((record, await store.events(record.id)))
-    return found
+    recent = [r for r in await store.list_debates(limit) if r.updated_at >= since]
+    return await readable_events(store, recent)
 
 
 def usage_report(debates: list[tuple[DebateRecord, list[Event]]], *, days: int) -> dict[str, Any]:

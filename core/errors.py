@@ -7,7 +7,8 @@ DebateError
  ├── StoreError           the event log refused a write
  │    ├── StoreUnavailable    a transient fault (locked, busy, disk full, connection lost): retry
  │    ├── StoreGaveUp         the store stayed unavailable past storage.outage_limit
- │    └── LeaseLost           another process owns the debate now: this one may not write it
+ │    ├── LeaseLost           another process owns the debate now: this one may not write it
+ │    └── UnreadableDebate    a stored debate (its row or an event) no longer loads
  ├── AdmissionError       a start was refused by policy (cooldown, one per channel, caps)
  └── BallotError          a human vote was refused
       ├── BallotClosedError   no human window is open for that vote
@@ -59,6 +60,16 @@ class StoreGaveUp(StoreError):
 
 class LeaseLost(StoreError):
     """This process does not own the debate (any more): its writes are refused."""
+
+
+class UnreadableDebate(StoreError):
+    """A stored debate (its row or one of its events) no longer loads: listings leave it out and
+    name it; reading it alone says so in one line."""
+
+    def __init__(self, debate_id: str, why: str) -> None:
+        super().__init__(f"Debate {debate_id} cannot be read: {why}")
+        self.debate_id = debate_id
+        self.why = why
 
 
 class AdmissionError(DebateError):

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from core.errors import StoreError
+from core.errors import StoreError, UnreadableDebate
 from core.events import Event, Notice
 from core.manager import DebateManager
 from core.ports import DebateRecord, EventSink
@@ -61,6 +61,8 @@ class Recovery:
         self._looking = asyncio.Lock()
         self._adopter: asyncio.Task[None] | None = None
         self._votes: asyncio.Task[None] | None = None
+        self._unreadable: set[str] = set()
+        """Debates whose stored data no longer loads: named in the log once, then left as they are."""
         self._failover = False
 
     async def resume_debates(
@@ -172,8 +174,13 @@ class Recovery:
             if record.leased_by_other(store.owner, time.time()):
                 log.info("debate %s runs in another process (%s); left to it", record.id, record.owner)
                 continue
+            if record.id in self._unreadable:
+                continue
             try:
                 sink = await attach(record, await store.binding_values(record.id))
+            except UnreadableDebate as exc:
+                self._cannot_read(exc)
+                continue
             except Exception:
                 log.exception(
                     "debate %s: could not reattach its %s delivery; it stays resumable", record.id, platform
@@ -184,9 +191,16 @@ class Recovery:
             except LeasedElsewhere as exc:
                 log.info("%s", exc)
                 continue
+            except UnreadableDebate as exc:
+                self._cannot_read(exc)
+                continue
             if handle is not None:
                 handles.append(handle)
         return handles
+
+    def _cannot_read(self, exc: UnreadableDebate) -> None:
+        self._unreadable.add(exc.debate_id)
+        log.warning("%s; it is left as it is", exc)
 
     async def _resume_one(self, record: DebateRecord, sink: EventSink | None) -> DebateHandle | None:
         manager = self._manager

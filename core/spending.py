@@ -7,16 +7,19 @@ place that refuses a new debate once a day's budget is spent; admission and the 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime, timedelta
 
-from core.errors import AdmissionError
+from core.errors import AdmissionError, UnreadableDebate
 from core.events import Event
 from core.observe import DebateTags
 from core.ports import DebateRecord, Store
 from core.pricing import format_cost
 from core.settings import LimitsSettings
 from core.usage import call_usages
+
+log = logging.getLogger(__name__)
 
 
 def _until_midnight(now: datetime) -> str:
@@ -91,5 +94,8 @@ async def seed_from_store(ledger: SpendLedger, store: Store, *, limit: int = 200
     found = []
     for record in await store.list_debates(limit):
         if record.updated_at.astimezone(UTC).date() >= today:
-            found.append((record, await store.events(record.id)))
+            try:
+                found.append((record, await store.events(record.id)))
+            except UnreadableDebate as exc:  # its spend is unknown; the rest still counts
+                log.info("%s; its spending is not counted", exc)
     ledger.seed(found)

@@ -13,7 +13,10 @@ see `pointed_at`), and is as strict as Discord's published rules:
 - `nonce` + `enforce_nonce` on bot messages: a second post with the same nonce returns the first;
 - attachments as Discord takes them: at most 10 files and 10 MiB a message (else 400/50035 or
   413/40005), each with its description (alt text); an embed image `attachment://<filename>` becomes
-  the attachment's URL, one naming no attachment of the message is dropped (Discord shows none).
+  the attachment's URL, one naming no attachment of the message is dropped (Discord shows none);
+- webhook usernames: one containing "clyde" or "discord" (any case) is refused 400/50035, as Discord
+  refuses it; `refuse_names` adds further names Discord may refuse (matched without zero-width
+  characters, as a stricter check than Discord's published one would).
 
 The server's lifecycle, the request log, faults, rate windows and `wait_until` are the shared base's
 (testkit/server.py); this module holds only Discord's answers and rules.
@@ -76,6 +79,9 @@ class FakeDiscordREST(FakeServer[Request]):
         self.deleted: set[int] = set()
         self._nonces: dict[tuple[int, str], int] = {}
         self.files: dict[int, bytes] = {}  # attachment id → the file's bytes
+        self.refused_names: set[str] = {"clyde", "discord"}
+        """Webhook usernames containing one of these (any case) are refused with 400/50035."""
+        self._strict_names = False
         self._ids = itertools.count(1)
         self.answered: list[Callable[[Request, int, Any], None]] = []  # told each carried-out answer
         self.app.router.add_route("*", API + "/{tail:.*}", self._handle)
@@ -154,6 +160,18 @@ class FakeDiscordREST(FakeServer[Request]):
             "global": self.limits.global_,
         }[bucket.split(":")[0]]
         self.exhaust_window(bucket, limit, per, time.monotonic())
+
+    def refuse_names(self, *words: str) -> None:
+        """Refuse webhook usernames containing `words` as well, even with zero-width characters
+        inside them (as if Discord read through them)."""
+        self.refused_names |= {w.casefold() for w in words}
+        self._strict_names = True
+
+    def _refused_username(self, body: dict[str, Any]) -> str | None:
+        name = str(body.get("username") or "").casefold()
+        if self._strict_names:
+            name = re.sub(ZERO_WIDTH, "", name)
+        return next((word for word in sorted(self.refused_names) if word in name), None)
 
     def in_channel(self, channel_id: int) -> list[dict[str, Any]]:
         """The channel's (or thread's) messages as they stand now, oldest first."""
@@ -276,6 +294,9 @@ class FakeDiscordREST(FakeServer[Request]):
             channel_id = int(mt.group(1))
             if m == "GET":
                 return 200, [h for h in self.webhooks.values() if int(h["channel_id"]) == channel_id]
+            word = self._refused_username({"username": req.body.get("name")})
+            if word is not None:
+                return 400, _invalid_username(word)
             return 200, self._create_webhook(channel_id, str(req.body.get("name", "hook")))
         if m == "POST" and (refused := _refused_files(req.body)) is not None:
             return refused
@@ -296,6 +317,9 @@ class FakeDiscordREST(FakeServer[Request]):
             hook = self.webhooks.get(int(mt.group(1)))
             if hook is None or hook["token"] != mt.group(2):
                 return 404, {"message": "Unknown Webhook", "code": 10015}
+            word = self._refused_username(req.body) if m == "POST" else None
+            if word is not None:
+                return 400, _invalid_username(word)
             return 200, self._webhook_post(hook, req)
         if mt := re.fullmatch(r"/webhooks/(\d+)/([^/]+)/messages/(\d+)", p):
             return self._edit_or_delete(int(mt.group(3)), m, req.body, webhook_id=int(mt.group(1)))
@@ -429,6 +453,15 @@ def _resolved(embed: dict[str, Any], attachments: list[dict[str, Any]]) -> dict[
 
 def _user(user_id: int, name: str, *, bot: bool) -> dict[str, Any]:
     return {"id": str(user_id), "username": name, "discriminator": "0000", "avatar": None, "bot": bot}
+
+
+ZERO_WIDTH = "[\u200b\u200c\u200d\u2060\ufeff]"
+
+
+def _invalid_username(word: str) -> dict[str, Any]:
+    """Discord's answer to a webhook username it does not allow."""
+    error = {"code": "USERNAME_INVALID_CONTAINS", "message": f'Username cannot contain "{word}"'}
+    return {"message": "Invalid Form Body", "code": 50035, "errors": {"username": {"_errors": [error]}}}
 
 
 def _json(payload: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:

@@ -170,7 +170,8 @@ class Launcher:
         missing = missing_permissions(
             interaction.app_permissions,
             new_thread=not isinstance(channel, discord.Thread),
-            ballots=humans != "off",  # people vote with reactions only when the debate lets them
+            # people vote with reactions only when the debate lets them and ballots are not buttons
+            ballots=humans != "off" and self.settings.ballot == "reactions",
             files=fmt in FILE_FORMATS,
         )
         if missing:

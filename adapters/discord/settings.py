@@ -46,6 +46,14 @@ class DiscordSettings(BaseModel):
             raise ValueError(f"discord.shard_id must be below shard_count ({self.shard_count})")
         return self
 
+    @field_validator("webhook_name")
+    @classmethod
+    def _discord_webhook_name(cls, value: str) -> str:
+        for word in ("clyde", "discord"):
+            if word in value.casefold():
+                raise ValueError(f'Discord refuses webhook names containing "{word}"')
+        return value
+
     @field_validator("thread_archive_minutes")
     @classmethod
     def _discord_archive_choice(cls, value: int) -> int:

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import asyncpg
 
 from core.errors import StoreError, StoreUnavailable
-from core.events import Event, dump_event, load_event
+from core.events import Event, dump_event
 from core.ports import (
     DebateRecord,
     DebateStatus,
@@ -377,17 +377,17 @@ class PostgresStore(PostgresCluster):
     # --- reads -----------------------------------------------------------------------------------
 
     async def events(self, debate_id: str) -> list[Event]:
-        return [load_event(r["payload"]) for r in await self._read(SQL.events, debate_id)]
+        return sql.events_of(debate_id, [r["payload"] for r in await self._read(SQL.events, debate_id)])
 
     async def get_debate(self, debate_id: str) -> DebateRecord | None:
         rows = await self._read(SQL.debate, debate_id)
         return sql.record_of(rows[0]) if rows else None
 
     async def list_debates(self, limit: int = 20) -> Sequence[DebateRecord]:
-        return [sql.record_of(r) for r in await self._read(SQL.list_debates, limit)]
+        return sql.readable_records(await self._read(SQL.list_debates, limit))
 
     async def debates_with_status(self, status: DebateStatus) -> Sequence[DebateRecord]:
-        return [sql.record_of(r) for r in await self._read(SQL.with_status, status)]
+        return sql.readable_records(await self._read(SQL.with_status, status))
 
     async def calls(self, debate_id: str) -> dict[tuple[str, int], str]:
         rows = await self._read(SQL.calls, debate_id)

@@ -9,13 +9,20 @@ of ids is passed.
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from core.errors import StoreError, StoreUnavailable
+from pydantic import ValidationError
+
+from core.errors import StoreError, StoreUnavailable, UnreadableDebate
+from core.events import Event, load_event
 from core.ports import Binding, DebateRecord
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 4
 
@@ -281,7 +288,47 @@ def debate_row(record: DebateRecord, owner: str, lease_until: float) -> tuple[An
 
 
 def record_of(row: Any) -> DebateRecord:
-    """A debates row (sqlite3.Row, aiosqlite.Row or asyncpg.Record) as a DebateRecord."""
+    """A debates row (sqlite3.Row, aiosqlite.Row or asyncpg.Record) as a DebateRecord; raises
+    UnreadableDebate when the row no longer loads."""
+    try:
+        return _record(row)
+    except (ValueError, TypeError, KeyError) as exc:  # json and pydantic errors are ValueErrors
+        raise UnreadableDebate(str(row["id"]), f"its stored row does not load ({_first_line(exc)})") from None
+
+
+def readable_records(rows: Iterable[Any]) -> list[DebateRecord]:
+    """The rows that load, as DebateRecords; each one that does not is named in the log and left out."""
+    records = []
+    for row in rows:
+        try:
+            records.append(record_of(row))
+        except UnreadableDebate as exc:
+            log.warning("%s; left out", exc)
+    return records
+
+
+def events_of(debate_id: str, payloads: Iterable[str]) -> list[Event]:
+    """A debate's stored events, in order; raises UnreadableDebate naming the first that does not load."""
+    events = []
+    for seq, payload in enumerate(payloads, start=1):
+        try:
+            events.append(load_event(payload))
+        except ValueError as exc:
+            raise UnreadableDebate(debate_id, f"its event {seq} does not load ({_first_line(exc)})") from None
+    return events
+
+
+def _first_line(exc: Exception) -> str:
+    """The gist of why something did not load, on one line."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"{where}: {first['msg']}" if where else str(first["msg"])
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _record(row: Any) -> DebateRecord:
     return DebateRecord(
         id=row["id"],
         format=row["format"],

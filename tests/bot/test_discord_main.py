@@ -19,6 +19,7 @@ from tests.helpers import CONFIG_PATH, REPO
 APP_ID = 1456074443980800000
 EXPECTED = discord.Permissions(
     view_channel=True,
+    send_messages=True,
     create_public_threads=True,
     send_messages_in_threads=True,
     embed_links=True,

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import discord
 import pytest
 import yaml
 from pydantic import BaseModel
 
+from adapters.discord.install.invite import NEEDED, invite_permissions
 from bot.config import Config, Secrets
 from core.formats import FORMATS
 from tests.helpers import CONFIG_PATH, REPO
@@ -134,6 +136,13 @@ def test_the_slack_scope_table_is_the_manifests_scopes() -> None:
     rows = table_after(text, "| Bot scope |")
     listed = set().union(*(code_names(row[0]) for row in rows))
     assert listed == scopes
+
+
+def test_the_discord_permission_table_is_the_invites_permissions() -> None:
+    text = (REPO / "docs/discord.md").read_text(encoding="utf-8")
+    listed = {row[0].strip() for row in table_after(text, "| Permission | Why |")}
+    assert listed == {n.label for n in NEEDED}
+    assert discord.Permissions(**{n.flag: True for n in NEEDED}) == invite_permissions()
 
 
 def secrets_named(text: str) -> set[str]:

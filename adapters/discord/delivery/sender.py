@@ -2,7 +2,9 @@
 
 Persona posts go through the parent channel's webhook (`username`, `avatar_url`, `thread=`); without
 Manage Webhooks they become the bot's own messages with the persona as embed author, after one
-notice saying which permission turns personas on. Every call carries `AllowedMentions.none()`.
+notice saying which permission turns personas on. A persona whose name Discord refuses as a webhook
+username (400, Invalid Form Body) speaks the same way, without losing the turn. Every call carries
+`AllowedMentions.none()`.
 
 There is one retry layer, discord.py's own: it waits out 429s (Retry-After, per bucket and global)
 and retries 500/502/504 a few times; nothing here retries around it. A retried post may have landed
@@ -25,7 +27,7 @@ from datetime import datetime, timedelta
 
 import discord
 
-from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.discord.delivery.webhooks import PersonaWebhooks, webhook_username
 from adapters.discord.render import messages
 from adapters.discord.render.cards import as_bot_post
 from adapters.discord.render.ops import Card, Post
@@ -35,7 +37,7 @@ log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
 UNKNOWN_WEBHOOK = 10015
-USERNAME_LIMIT = 80
+INVALID_FORM_BODY = 50035
 WEBHOOK_KEY = "discord.webhook_id"
 MODE_KEY = "discord.persona_mode"
 RETRIED_AFTER = 0.9
@@ -90,10 +92,15 @@ def _same_post(message: discord.Message, hook_id: int, post: Post) -> bool:
     return (
         message.webhook_id == hook_id
         and persona is not None
-        and message.author.name == persona.name[:USERNAME_LIMIT]
+        and message.author.name == webhook_username(persona.name)
         and message.content == (post.content or "")
         and [e.title for e in message.embeds] == [c.title or None for c in post.cards]
     )
+
+
+def _name_refused(exc: discord.HTTPException) -> bool:
+    """Discord refused a webhook post's username (400, Invalid Form Body, the error under `username`)."""
+    return exc.status == 400 and exc.code == INVALID_FORM_BODY and "username" in exc.text
 
 
 class Sender:
@@ -113,6 +120,8 @@ class Sender:
         self._remember = remember
         self._webhook_id: int | None = None
         self._fallback = False
+        self._refused_names: set[str] = set()
+        """Personas whose name Discord refused as a webhook username: they post as the bot."""
 
     @property
     def thread_id(self) -> int:
@@ -123,8 +132,10 @@ class Sender:
     async def send(self, post: Post, *, key: str | None = None) -> Sent:
         """Post `post`; `key` names it for good (a bot message's nonce), so that a post Discord
         stored but answered with an error is not posted twice."""
+        persona = post.persona
         for _ in range(2):  # a deleted webhook is recreated once
-            hook = await self._webhook() if post.persona is not None and not self._fallback else None
+            webhook = persona is not None and not self._fallback and persona.name not in self._refused_names
+            hook = await self._webhook() if webhook else None
             if hook is None:
                 break
             try:
@@ -133,6 +144,12 @@ class Sender:
                 if exc.code != UNKNOWN_WEBHOOK:
                     raise
                 self._lost(hook)
+            except discord.HTTPException as exc:
+                if persona is None or not _name_refused(exc):
+                    raise
+                log.warning("thread %s: Discord refused the webhook name %r", self._thread.id, persona.name)
+                self._refused_names.add(persona.name)
+                break
         nonce = nonce_for(f"{self._thread.id}:{key}") if key is not None else None
         return Sent.of(await self._bot_send(post, nonce=nonce))
 
@@ -240,7 +257,7 @@ class Sender:
         persona = post.persona
         return await hook.send(
             content=post.content or discord.utils.MISSING,
-            username=persona.name[:USERNAME_LIMIT],
+            username=webhook_username(persona.name),
             avatar_url=persona.avatar_url or discord.utils.MISSING,
             embeds=[embed_of(c) for c in post.cards],
             thread=self._thread,

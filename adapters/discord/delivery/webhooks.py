@@ -1,16 +1,34 @@
 """One webhook per channel for persona messages: cached, found again after a restart (by name and
-owner), and recreated when someone deleted it."""
+owner), and recreated when someone deleted it; and the names personas may post under there."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 
 import discord
 
 from adapters.delivery.rates import Limit, RateWindows
 
 log = logging.getLogger(__name__)
+
+USERNAME_LIMIT = 80
+"""Discord's longest webhook username."""
+RESERVED = re.compile("clyde|discord", re.IGNORECASE)
+"""Words Discord refuses in webhook usernames (400, Invalid Form Body)."""
+JOINER = "\u200d"
+
+
+def webhook_username(name: str) -> str:
+    """`name` as a webhook may post under it: a zero-width joiner after the first letter of each
+    word Discord reserves (it looks the same), clipped to Discord's length."""
+    for cut in range(min(len(name), USERNAME_LIMIT), 0, -1):
+        safe = RESERVED.sub(lambda m: m.group(0)[0] + JOINER + m.group(0)[1:], name[:cut])
+        if len(safe) <= USERNAME_LIMIT:
+            return safe
+    return name[:USERNAME_LIMIT]
+
 
 WebhookHost = discord.TextChannel | discord.ForumChannel
 """Channels that own webhooks (a debate thread's parent)."""

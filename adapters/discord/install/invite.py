@@ -19,6 +19,12 @@ class Needed:
 
 NEEDED = (
     Needed("view_channel", "View Channels", "see the channels and threads where /debate is used"),
+    Needed(
+        "send_messages",
+        "Send Messages",
+        "post the result in the channel a debate was started from, and the start card there when the"
+        " reply to /debate was private",
+    ),
     Needed("create_public_threads", "Create Public Threads", "open one thread per debate"),
     Needed(
         "send_messages_in_threads",
@@ -49,16 +55,19 @@ def invite_url(client_id: int) -> str:
 
 _FOR_BALLOTS = frozenset({"add_reactions", "read_message_history"})
 _FOR_FILES = frozenset({"attach_files"})
+_FOR_A_NEW_THREAD = frozenset({"create_public_threads", "send_messages"})
+"""Started in a thread, the debate stays there: no thread to open, no result for a parent channel."""
 
 
 def missing_permissions(
     granted: discord.Permissions, *, new_thread: bool, ballots: bool = True, files: bool = True
 ) -> list[str]:
     """Labels of the required permissions the bot lacks in a channel (`interaction.app_permissions`)
-    for this debate: `ballots` when people vote with reactions, `files` when it posts a file."""
-    skip = set()
+    for this debate: `new_thread` when it is started from a channel (which then gets the result),
+    `ballots` when people vote with reactions, `files` when it posts a file."""
+    skip: set[str] = set()
     if not new_thread:
-        skip.add("create_public_threads")
+        skip |= _FOR_A_NEW_THREAD
     if not ballots:
         skip |= _FOR_BALLOTS
     if not files:

@@ -21,8 +21,8 @@ def labels(message: discord.Message) -> list[tuple[str, bool]]:
     return [(c.label or "", c.disabled) for c in buttons_of(message)]
 
 
-async def said(world: World, member: Any, label: str) -> str:
-    ballot = card(world.thread(), "🗳️")
+async def said(world: World, member: Any, label: str, channel: Any = None) -> str:
+    ballot = card(world.thread(channel), "🗳️")
     result = await member.click(ballot, label=label)
     assert result.ephemeral and result.response is not None
     return str(result.response.content)
@@ -78,3 +78,14 @@ async def test_button_votes_survive_a_restart(world: World) -> None:
     await world.env.advance_time(30)
     await world.env.settle()
     assert closed_of(await world.events()).human_tally == {"keep": 0, "replace": 2}
+
+
+@pytest.mark.rostra(script=TIE, discord=BUTTONS)
+async def test_button_ballots_need_no_add_reactions(world: World) -> None:
+    channel = world.guild.create_text_channel(
+        "no-reactions",
+        overwrites={world.me: discord.PermissionOverwrite(add_reactions=False, read_message_history=False)},
+    )
+    result = await world.start(channel=channel, humans="tiebreak")
+    assert not result.ephemeral, result.response
+    assert await said(world, world.alice, "Replace", channel) == "You voted ❌ Replace."

@@ -76,3 +76,26 @@ async def test_a_topics_markdown_is_shown_as_written(world: World) -> None:
     assert reply is not None
     assert "\\*\\*bold\\*\\*" in reply.content and "**bold**" not in reply.content.replace("\\*", "")
     assert "\\[a link](https://evil.example)" in reply.content  # a masked link no more
+
+
+async def test_a_channel_where_the_bot_cannot_send_is_refused_before_its_result_is_lost(world: World) -> None:
+    # the channel gets the result when the debate ends: without Send Messages there it would be a 403
+    channel = world.guild.create_text_channel(
+        "announcements", overwrites={world.me: discord.PermissionOverwrite(send_messages=False)}
+    )
+    result = await world.start(channel=channel)
+    assert result.ephemeral and result.response is not None
+    assert "**Send Messages**" in result.response.content
+    assert channel.threads == []
+
+
+async def test_inside_a_thread_send_messages_in_the_parent_is_not_needed(world: World) -> None:
+    channel = world.guild.create_text_channel(
+        "announcements", overwrites={world.me: discord.PermissionOverwrite(send_messages=False)}
+    )
+    await world.start(world.bob, world.channel)  # a thread to start the next debate in
+    thread = world.thread()
+    await world.env.settle()
+    result = await world.start(channel=thread)
+    assert not result.ephemeral, result.response
+    assert channel.threads == []
