@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from bot.errors import UsageError
 from bot.exits import BOT_STOPPED
 from bot.gctune import tune_gc
-from bot.startup import check_models, unreachable
+from bot.startup import check_models, unreachable, warm_pictures
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -129,6 +129,7 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
                 asyncio.get_running_loop().add_signal_handler(sig, stop.set)
     async with runtime as rt:
         rt.enable_failover()
+        await warm_pictures(rt.config.results.picture)
         tune_gc(rt.config.runtime.gc)
         bot = create_bot(rt)
         watch_platform(rt, "discord", lambda: bot.is_ready() and not bot.is_closed())  # for /readyz

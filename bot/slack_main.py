@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from bot.errors import UsageError
 from bot.exits import BOT_STOPPED
 from bot.gctune import tune_gc
-from bot.startup import EXIT_CONFIG, check_models, unreachable
+from bot.startup import EXIT_CONFIG, check_models, unreachable, warm_pictures
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -155,6 +155,7 @@ async def serve(
     logging.getLogger("slack_bolt.AsyncApp").addFilter(_not_the_unused_token_warning)
     async with Runtime(config, secrets=secrets, clock=clock) as rt:
         rt.enable_failover()
+        await warm_pictures(rt.config.results.picture)
         stores = oauth_stores(config, secrets)
         tune_gc(config.runtime.gc)
         try:

@@ -4,6 +4,7 @@ failure that may pass (the network)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from bot.errors import UsageError
@@ -34,3 +35,11 @@ def unreachable(platform: str, exc: BaseException) -> str:
     """One line for a network failure, never mistaken for a local problem."""
     detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     return f"cannot reach {platform}: {detail}; check the network (the bot will not start without it)"
+
+
+async def warm_pictures(enabled: bool) -> None:
+    """Load the drawing library before serving, off the event loop, when debates end with a picture."""
+    if enabled:
+        from adapters.pictures.render import warm_up
+
+        await asyncio.to_thread(warm_up)
