@@ -116,9 +116,10 @@ class FakeDiscordREST(FakeServer[Request]):
         cloudflare: bool = False,
         times: int | None = 1,
         when: Callable[[dict[str, Any]], bool] = lambda body: True,
+        for_seconds: float | None = None,
     ) -> None:
         """Answer matching requests (`path` a regex over the path after /api/v10, `when` on the
-        body) with an error."""
+        body) with an error; with `for_seconds`, every matching request for that long (an outage)."""
         pattern = re.compile(path)
         self.add_fault(
             Fault(
@@ -131,7 +132,8 @@ class FakeDiscordREST(FakeServer[Request]):
                 ),
                 after_store=after_store,
                 edge=cloudflare,
-                times=times,
+                times=None if for_seconds is not None else times,
+                until=None if for_seconds is None else time.monotonic() + for_seconds,
             )
         )
 

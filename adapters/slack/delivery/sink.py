@@ -22,6 +22,7 @@ from datetime import datetime
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.delivery.outage import OutageLimits, PlatformOutage
 from adapters.delivery.queue import DeliveryQueue
 from adapters.delivery.thread_sink import ThreadSink
 from adapters.metering import record_delivery
@@ -108,6 +109,7 @@ class SlackSink(ThreadSink):
         bot_user_id: str | None,
         debate_id: str | None = None,
         clock: Clock | None = None,
+        outage: OutageLimits | None = None,
     ) -> None:
         super().__init__(store, debate_id)
         self.channel = channel
@@ -142,6 +144,7 @@ class SlackSink(ThreadSink):
         )
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
+        self._outage = PlatformOutage("Slack", outage)  # Slack down: the debate pauses, finals wait
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
         self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
         self._countdowns = Countdowns(  # "about … left" on open vote cards, in people's time
@@ -179,6 +182,7 @@ class SlackSink(ThreadSink):
     def attach(self, handle: DebateHandle, on_finished: Callable[[SlackSink], None]) -> None:
         """Start delivering once the debate has a handle (events queued before are kept)."""
         self._bind(handle)
+        self._outage.attach(handle)
         self._votes.attach(handle)
         self._start(on_finished)
         self._watch = asyncio.create_task(self._watch_end(handle), name=f"slack-sink-end-{handle.debate_id}")
@@ -237,7 +241,10 @@ class SlackSink(ThreadSink):
             return
         event = item.event
         try:
-            await self._deliver(event, live=item.live)
+            if isinstance(event, TurnDelta) and self._outage.catching_up:
+                self._view.render(event)  # owed after an outage: the turn's final text replaces it
+            else:
+                await self._deliver(event, live=item.live)
         except Exception:
             if not isinstance(event, TurnDelta):
                 await self._shown(event.seq)
@@ -304,11 +311,17 @@ class SlackSink(ThreadSink):
         (one notice per kind of failure, edited in place)."""
         if self._gave_up:
             return
-        if isinstance(op, Update) and op.interim and not self._rates["chat.update"].try_take():
+        interim = isinstance(op, Update) and op.interim
+        if interim and (self._outage.down or self._outage.catching_up):
+            return  # Slack was down: interim states are dropped until what is owed is shown
+        if interim and not self._rates["chat.update"].try_take():
             self._throttle.hold(op)  # the workspace's edits are short: finals first, this one later
             return
         try:
-            await self._sender.apply(op)
+            if interim:
+                await self._sender.apply(op)
+            else:  # a final state: while Slack is down the debate pauses and this one is tried again
+                await self._outage.carry(lambda: self._sender.apply(op), slack_down)
         except SlackApiError as exc:
             error = api_error(exc)
             log.warning("debate %s: Slack refused %s (%s)", self.debate_id, type(op).__name__, error)
@@ -342,6 +355,13 @@ class SlackSink(ThreadSink):
     async def _shown(self, seq: int) -> None:
         """The thread has been shown every event up to `seq` (what a restart need not send again)."""
         await self._remember(DELIVERED, str(seq))
+
+
+def slack_down(exc: BaseException) -> bool:
+    """A failure that says Slack itself is failing (a 5xx, no answer), not that it refused the op."""
+    if isinstance(exc, SlackApiError):
+        return int(exc.response.status_code) >= 500
+    return isinstance(exc, NETWORK_ERRORS)
 
 
 def _describe(item: _Item) -> str:
