@@ -176,14 +176,29 @@ class Sender:
             return Sent.of(await self._bot_edit(sent.id, post))
         hook = await self._webhook() if not self._fallback else None
         if hook is None or hook.id != sent.webhook_id:
-            return await self.send(post)
+            return await self._replace(sent, post)
         try:
             return Sent.of(await self._hook_edit(hook, sent.id, post))
         except discord.NotFound as exc:
             if exc.code != UNKNOWN_WEBHOOK:
                 raise
             self._lost(hook)
-            return await self.send(post)
+            return await self._replace(sent, post)
+
+    async def _replace(self, sent: Sent, post: Post) -> Sent:
+        """The webhook that posted `sent` is gone (deleted mid-turn): post `post` anew (through the
+        recreated webhook, or as the bot) and take the old message away, so that no half-written
+        message stays (without Manage Messages the old one stays, the full text right below it)."""
+        replaced = await self.send(post)
+        try:
+            await self._thread.get_partial_message(sent.id).delete()
+        except discord.NotFound:
+            pass
+        except discord.HTTPException as exc:
+            log.warning(
+                "thread %s: could not delete replaced message %s (%s)", self._thread.id, sent.id, exc.status
+            )
+        return replaced
 
     async def delete(self, sent: Sent) -> None:
         with contextlib.suppress(discord.NotFound):
