@@ -9,7 +9,8 @@ and retries 500/502/504 a few times; nothing here retries around it. A retried p
 the first time (Discord stored it, the answer was lost), so posts are made idempotent: the bot's own
 messages carry a `nonce` with `enforce_nonce` (Discord returns the first message instead of posting
 again), and a webhook post that was retried or failed is reconciled by reading the thread's newest
-messages back: the earliest copy is kept and any later copy deleted.
+messages back: the earliest copy is kept and any later copy deleted. Whether a post was retried
+is told by the requests the call made (`adapters.delivery.attempts`), not by how long it took.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import contextlib
 import hashlib
 import io
 import logging
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import aiohttp
 import discord
 
+from adapters.delivery.attempts import counting
 from adapters.discord.delivery.webhooks import PersonaWebhooks
 from adapters.discord.render import messages
 from adapters.discord.render.cards import as_bot_post
@@ -38,8 +40,9 @@ UNKNOWN_WEBHOOK = 10015
 USERNAME_LIMIT = 80
 WEBHOOK_KEY = "discord.webhook_id"
 MODE_KEY = "discord.persona_mode"
-RETRIED_AFTER = 0.9
-"""A call that took this long may have been retried by discord.py (its first retry waits 1 s)."""
+LOST_ANSWER = (aiohttp.ClientError, OSError, TimeoutError)
+"""A call that failed this way may have been carried out: its answer was lost (a timeout, a dropped
+connection)."""
 READ_BACK = 25
 """How many of the thread's newest messages are read back to reconcile a post."""
 
@@ -137,18 +140,18 @@ class Sender:
     async def _hook_post(self, hook: discord.Webhook, post: Post) -> Sent:
         """A webhook post, reconciled when discord.py had to retry it or gave up on it."""
         since = discord.utils.utcnow() - timedelta(seconds=2)
-        started = time.monotonic()
-        try:
-            message = await self._hook_send(hook, post)
-        except discord.HTTPException as exc:
-            if exc.status < 500:
-                raise
-            landed = await self._copies(hook.id, post, since)
-            if not landed:
-                raise
-            log.info("thread %s: a post answered %s had landed; keeping it", self._thread.id, exc.status)
-            return await self._keep_first(landed)
-        if time.monotonic() - started < RETRIED_AFTER:
+        with counting() as requests:
+            try:
+                message = await self._hook_send(hook, post)
+            except (discord.HTTPException, *LOST_ANSWER) as exc:
+                if isinstance(exc, discord.HTTPException) and exc.status < 500:
+                    raise
+                landed = await self._copies(hook.id, post, since)
+                if not landed:
+                    raise
+                log.info("thread %s: a post that failed (%r) had landed; keeping it", self._thread.id, exc)
+                return await self._keep_first(landed)
+        if not requests.maybe_twice:  # sent once, or again after a 429 only: nothing to reconcile
             return Sent.of(message)
         copies = await self._copies(hook.id, post, since)
         return await self._keep_first(copies) if len(copies) > 1 else Sent.of(message)

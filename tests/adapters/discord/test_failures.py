@@ -104,7 +104,7 @@ async def test_a_persistent_5xx_pauses_the_debate_then_stops_it_resumable(
         assert record is not None and record.status == "interrupted"  # resumable
         attempts = len(world.lb.api.sent("POST", WEBHOOK_POST))
         # discord.py tries each call 5 times; the probes back off (0.05 s doubling, capped at 0.4 s)
-        assert attempts <= 5 * 12
+        assert attempts <= 5 * 20
         stopped = [t for t in notices(world, ran.thread.id, "This debate stopped")]
         assert len(stopped) == 1 and "Discord was unavailable" in stopped[0]
         assert spoken(world, ran.thread.id) == []
