@@ -1,10 +1,10 @@
 """How many HTTP requests one call to a platform's client really made.
 
 A platform's client retries inside one call (discord.py after a 429, a 5xx or a dropped
-connection); only after a 5xx or a lost answer may a post have landed twice, so only then is it read back. Counting the requests of the call
-itself says so, where timing it cannot (a call also takes long when it merely waited its turn in a
-rate-limit queue). The client's aiohttp trace (`adapters.metering.platform_trace`) counts each
-request into the counter of the task that made it.
+connection); only after a 5xx or a lost answer may a post have landed twice, so only then is it
+read back. The requests of the call itself say so, where timing it cannot (a call also takes long
+when it merely waited its turn in a rate-limit queue). The client's aiohttp trace
+(`adapters.metering.platform_trace`) counts each request into the counter of the task that made it.
 """
 
 from __future__ import annotations

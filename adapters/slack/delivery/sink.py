@@ -30,7 +30,7 @@ from adapters.slack.ballots.countdown import Countdowns
 from adapters.slack.ballots.reactions import HumanVotes, read_card
 from adapters.slack.delivery.rates import rates_of
 from adapters.slack.delivery.sender import NETWORK_ERRORS as NETWORK_ERRORS  # used beside the sink
-from adapters.slack.delivery.sender import PersonaIdentity, SlackSender, api_error
+from adapters.slack.delivery.sender import PersonaIdentity, ReadBackDeferred, SlackSender, api_error
 from adapters.slack.delivery.throttle import EditThrottle
 from adapters.slack.render.emoji import option_reactions
 from adapters.slack.render.events import SlackView
@@ -329,7 +329,7 @@ class SlackSink(ThreadSink):
                 await self._give_up(error)
             elif not (isinstance(op, Update) and op.interim):
                 await self._notice(error)
-        except NETWORK_ERRORS as exc:
+        except (*NETWORK_ERRORS, ReadBackDeferred) as exc:
             log.warning("debate %s: could not reach Slack for %s: %r", self.debate_id, type(op).__name__, exc)
             if not (isinstance(op, Update) and op.interim):
                 await self._notice("no_answer")
@@ -361,7 +361,7 @@ def slack_down(exc: BaseException) -> bool:
     """A failure that says Slack itself is failing (a 5xx, no answer), not that it refused the op."""
     if isinstance(exc, SlackApiError):
         return int(exc.response.status_code) >= 500
-    return isinstance(exc, NETWORK_ERRORS)
+    return isinstance(exc, (*NETWORK_ERRORS, ReadBackDeferred))
 
 
 def _describe(item: _Item) -> str:

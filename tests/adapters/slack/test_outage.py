@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from adapters.delivery import outage
+from adapters.slack.delivery import rates
 from core.clock import RealClock
 from core.events import DebateCompleted, Notice, TurnCompleted, TurnStarted
-from testkit.slack_api import FakeSlack
+from testkit.slack_api import DROP, FakeSlack
 from tests.adapters.slack.conftest import open_harness
 
 SCALE = 0.04
@@ -82,3 +83,26 @@ async def test_a_lasting_outage_pauses_model_calls_and_stops_resumable(
         assert "Slack was unavailable" in notice.message
         record = await slack.rt.store.get_debate(debate_id)
         assert record is not None and record.status == "interrupted"
+
+
+async def test_read_backs_of_a_distributed_app_stay_within_one_a_minute(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """Two persona posts lose their answer (the connection drops before Slack takes them): each is
+    looked for in the thread before it is posted again, at most once per (compressed) minute, with
+    at most 15 messages asked for; both end up shown once."""
+    async with open_harness(tmp_path, api, slack={"install": "distributed"}) as slack:
+        for _ in range(2):
+            api.fail_next("chat.postMessage", status=DROP, when=persona_posts)
+        await slack.mention("debate Should cities ban cars?")
+        handle = await slack.wait_running()
+        await asyncio.wait_for(handle.wait(), 30)
+        await slack.settle()
+        reads = api.calls_to("conversations.replies")
+        assert len(reads) == 2
+        minute = rates.DISTRIBUTED_READ_BACKS[1]  # 60 s, compressed for tests
+        assert reads[1].at - reads[0].at >= minute * 0.95
+        assert all(int(r.args["limit"]) <= 15 and r.args.get("oldest") for r in reads)
+        events = await slack.events(handle.debate_id)
+        done = [e for e in events if isinstance(e, TurnCompleted)]
+        assert len([m for m in slack.thread() if m.get("username")]) == len(done)  # none lost or doubled
