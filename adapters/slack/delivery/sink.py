@@ -307,14 +307,15 @@ class SlackSink(ThreadSink):
 
     async def _send(self, op: Op) -> None:
         """Carry one op out. The client has already retried what is safe to retry; an interim
-        update that fails is superseded by the next one, anything else is reported in the thread
-        (one notice per kind of failure, edited in place)."""
+        update that fails is superseded by the next one; a final one waits out an outage of Slack
+        (`PlatformOutage`); anything else refused is reported in the thread (one notice per kind of
+        failure, edited in place)."""
         if self._gave_up:
             return
         interim = isinstance(op, Update) and op.interim
         if interim and (self._outage.down or self._outage.catching_up):
             return  # Slack was down: interim states are dropped until what is owed is shown
-        if interim and not self._rates["chat.update"].try_take():
+        if isinstance(op, Update) and interim and not self._rates["chat.update"].try_take():
             self._throttle.hold(op)  # the workspace's edits are short: finals first, this one later
             return
         try:
