@@ -13,6 +13,7 @@ from typing import Any
 
 import aiohttp
 
+from adapters.delivery.attempts import answer_lost, count_request
 from core.events import Event, TurnDelta
 from core.observe import platforms
 
@@ -33,15 +34,19 @@ def platform_trace(platform: str, *, sdk_retries: bool = True) -> aiohttp.TraceC
 
     async def on_start(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
         ctx.rostra_started = time.perf_counter()
+        count_request()  # a retried call counts more than one (adapters.delivery.attempts)
 
     async def on_end(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
         method = f"{params.method} {route_of(params.url.path)}"
         status = int(params.response.status)
+        if status >= 500:
+            answer_lost()
         platforms.request(platform, method, status, time.perf_counter() - ctx.rostra_started)
         if sdk_retries and (status == 429 or status >= 500):
             platforms.retry(platform, method)
 
     async def on_error(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
+        answer_lost()
         method = f"{params.method} {route_of(params.url.path)}"
         platforms.request(platform, method, 0, time.perf_counter() - ctx.rostra_started)
 

@@ -13,7 +13,9 @@ with Discord's and Slack's published limits in real time:
 
 Reports: 429s answered, delivery lag of each final text (p50/p95; from the engine's event to the
 platform showing the text), seconds of each vote window left to people once its card and ballot
-were visible, final texts lost, duplicates. Results go in docs/benchmarks.md.
+were visible, final texts lost, duplicates, messages left half-written (▌). `--outage` runs the
+outage scenarios: Discord's webhook answering 502 for 150 s, Slack's chat.postMessage 500 for 25 s.
+Results go in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from core.clock import RealClock
 from core.events import Event, HumanVoteOpened, TurnCompleted
 from testkit.discord_rest import Limits
+
+WEBHOOK = r"/webhooks/\d+/[^/]+"
 
 WORDS = [
     "cities",
@@ -88,6 +92,8 @@ class Figures:
     window_left: list[float] = field(default_factory=list)  # fraction of each window left to people
     lost: int = 0
     duplicates: int = 0
+    cursors: int = 0  # messages left half-written (ending in the streaming cursor)
+    outage: str = ""
 
     def report(self) -> str:
         lags = sorted(self.lags) or [0.0]
@@ -99,7 +105,8 @@ class Figures:
             f" {self.requests} requests, {self.rate_limited} answered 429;"
             f" final-text lag p50 {p50:.2f} s, p95 {p95:.2f} s (max {lags[-1]:.2f} s);"
             f" least of a vote window left to people {left:.0%} ({len(self.window_left)} windows);"
-            f" final texts lost {self.lost}; duplicates {self.duplicates}"
+            f" final texts lost {self.lost}; duplicates {self.duplicates}; ▌ left {self.cursors}"
+            + (f" (outage: {self.outage})" if self.outage else "")
         )
 
 
@@ -115,7 +122,13 @@ def _final_shown_at(history: list[tuple[float, str]], text: str) -> float | None
 # --- Discord -----------------------------------------------------------------------------------
 
 
-async def bench_discord(n: int, *, channels: int, window: float, latency: float) -> Figures:
+OUTAGE_AFTER = 8.0
+"""Seconds into the run when an outage scenario's platform goes down (the debates are speaking)."""
+
+
+async def bench_discord(
+    n: int, *, channels: int, window: float, latency: float, outage: float = 0.0
+) -> Figures:
     from testkit.discord_world import arena
 
     figures = Figures("Discord (one bot)", n)
@@ -139,6 +152,14 @@ async def bench_discord(n: int, *, channels: int, window: float, latency: float)
                     history.setdefault(int(payload["id"]), []).append((time.time(), payload["content"]))
 
             api.answered.append(recording)
+            if outage:  # the webhook answers 502 to every post and edit for `outage` seconds
+                figures.outage = f"webhook 502 for {outage:.0f} s from {OUTAGE_AFTER:.0f} s"
+
+                def go_down() -> None:
+                    for method, path in (("POST", WEBHOOK), ("PATCH", WEBHOOK + r"/messages/\d+")):
+                        api.fail(method, path, status=502, for_seconds=outage)
+
+                asyncio.get_running_loop().call_later(OUTAGE_AFTER, go_down)
             started = time.monotonic()
             runs = []
             for i in range(n):
@@ -157,6 +178,7 @@ async def bench_discord(n: int, *, channels: int, window: float, latency: float)
                 _score(figures, events, {int(m["id"]): history.get(int(m["id"]), []) for m in persona})
                 contents = [m["content"] for m in persona]
                 figures.duplicates += len(contents) - len(set(contents))
+                figures.cursors += sum("▌" in str(c) for c in contents)
                 reactions = [
                     r.at
                     for r in api.requests
@@ -194,7 +216,9 @@ def _windows(figures: Figures, events: list[Event], ballot_ready: float | None, 
 # --- Slack -------------------------------------------------------------------------------------
 
 
-async def bench_slack(n: int, *, window: float, latency: float, streaming: bool = False) -> Figures:
+async def bench_slack(
+    n: int, *, window: float, latency: float, streaming: bool = False, outage: float = 0.0
+) -> Figures:
     from testkit.slack_api import FakeSlack
     from testkit.slack_world import open_harness
 
@@ -222,13 +246,26 @@ async def bench_slack(n: int, *, window: float, latency: float, streaming: bool 
                         history.setdefault(key, []).append((time.time(), str(args.get("text", ""))))
 
                 api.answered.append(recording)
+                if outage:  # chat.postMessage answers 500 to every persona post for `outage` seconds
+                    figures.outage = f"chat.postMessage 500 for {outage:.0f} s from {OUTAGE_AFTER:.0f} s"
+
+                    def go_down() -> None:
+                        api.fail_next(
+                            "chat.postMessage",
+                            status=500,
+                            error="internal_error",
+                            for_seconds=outage,
+                            when=lambda args: "username" in args,
+                        )
+
+                    asyncio.get_running_loop().call_later(OUTAGE_AFTER, go_down)
                 started = time.monotonic()
                 channels = [f"C{i:07d}" for i in range(n)]
                 for i, channel in enumerate(channels):
                     await slack.mention(f"debate Should city {i} ban cars?", channel=channel)
                 handles = [await slack.wait_running(c) for c in channels]
                 await asyncio.gather(*(h.wait() for h in handles))
-                await slack.settle()
+                await asyncio.wait_for(slack.app.front.wait_idle(), 300)  # owed posts after an outage
                 figures.seconds = time.monotonic() - started
                 figures.requests = len(api.calls)
                 figures.rate_limited = len(api.rate_limited)
@@ -241,6 +278,7 @@ async def bench_slack(n: int, *, window: float, latency: float, streaming: bool 
                     _score(figures, events, shown)
                     texts = [m["text"] for m in thread]
                     figures.duplicates += len(texts) - len(set(texts))
+                    figures.cursors += sum("▌" in t for t in texts)
                     ballot = [c.at for c in api.calls_to("reactions.add") if c.args.get("channel") == channel]
                     _windows(figures, events, max(ballot) if ballot else None, offset)
     finally:
@@ -256,15 +294,29 @@ async def main() -> None:
     parser.add_argument("--slack-streaming", action="store_true", help="Slack: stream turns by edits")
     parser.add_argument("--window", type=float, default=20.0, help="human vote window, seconds")
     parser.add_argument("--latency", type=float, default=0.08, help="scripted model: seconds per chunk")
+    parser.add_argument(
+        "--outage",
+        action="store_true",
+        help="the outage scenarios: Discord's webhook answers 502 for 150 s, Slack's chat.postMessage 500"
+        " for 25 s, from 8 s into the run",
+    )
     args = parser.parse_args()
     if args.discord:
         figures = await bench_discord(
-            args.discord, channels=args.channels, window=args.window, latency=args.latency
+            args.discord,
+            channels=args.channels,
+            window=args.window,
+            latency=args.latency,
+            outage=150.0 if args.outage else 0.0,
         )
         print(figures.report(), flush=True)
     if args.slack:
         figures = await bench_slack(
-            args.slack, window=args.window, latency=args.latency, streaming=args.slack_streaming
+            args.slack,
+            window=args.window,
+            latency=args.latency,
+            streaming=args.slack_streaming,
+            outage=25.0 if args.outage else 0.0,
         )
         print(figures.report(), flush=True)
 

@@ -115,6 +115,11 @@ class FakeDiscordREST(FakeServer[Request]):
         """The thread (or channel) is deleted: 404 Unknown Channel from now on."""
         self.channels[channel_id]["gone"] = (404, 10003, "Unknown Channel")
 
+    def delete_webhook(self, hook_id: int) -> None:
+        """Someone deleted the webhook: its posts and edits answer 404 Unknown Webhook from now on
+        (its messages stay)."""
+        del self.webhooks[hook_id]
+
     def forbid_channel(self, channel_id: int) -> None:
         """The bot lost access to it: 403 Missing Access from now on."""
         self.channels[channel_id]["gone"] = (403, 50001, "Missing Access")
@@ -131,9 +136,10 @@ class FakeDiscordREST(FakeServer[Request]):
         cloudflare: bool = False,
         times: int | None = 1,
         when: Callable[[dict[str, Any]], bool] = lambda body: True,
+        for_seconds: float | None = None,
     ) -> None:
         """Answer matching requests (`path` a regex over the path after /api/v10, `when` on the
-        body) with an error."""
+        body) with an error; with `for_seconds`, every matching request for that long (an outage)."""
         pattern = re.compile(path)
         self.add_fault(
             Fault(
@@ -146,7 +152,8 @@ class FakeDiscordREST(FakeServer[Request]):
                 ),
                 after_store=after_store,
                 edge=cloudflare,
-                times=times,
+                times=None if for_seconds is not None else times,
+                until=None if for_seconds is None else time.monotonic() + for_seconds,
             )
         )
 
@@ -322,6 +329,8 @@ class FakeDiscordREST(FakeServer[Request]):
                 return 400, _invalid_username(word)
             return 200, self._webhook_post(hook, req)
         if mt := re.fullmatch(r"/webhooks/(\d+)/([^/]+)/messages/(\d+)", p):
+            if int(mt.group(1)) not in self.webhooks:
+                return 404, {"message": "Unknown Webhook", "code": 10015}
             return self._edit_or_delete(int(mt.group(3)), m, req.body, webhook_id=int(mt.group(1)))
         return 404, {"message": "404: Not Found", "code": 0}
 

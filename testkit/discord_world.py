@@ -15,6 +15,7 @@ import discord
 from adapters.discord.ballots.reactions import CardRegistry
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.metering import platform_trace
 from bot.runtime import Runtime
 from core.clock import RealClock
 from core.ports import Binding
@@ -69,7 +70,7 @@ class Loopback:
 async def loopback(limits: Limits | None = None) -> AsyncIterator[Loopback]:
     api = FakeDiscordREST(limits)
     await api.start()
-    client = discord.Client(intents=discord.Intents.none())
+    client = discord.Client(intents=discord.Intents.none(), http_trace=platform_trace("discord"))
     try:
         with api.pointed_at():
             await client.login("loopback-token")  # GET /users/@me through the real HTTP client

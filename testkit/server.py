@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -65,6 +66,7 @@ class Fault(Generic[CallT]):
     drop: bool = False  # close the connection instead of answering
     edge: bool = False  # answered in front of the platform, before it looks at the request
     times: int | None = 1
+    until: float | None = None  # time.monotonic() after which the fault is over (an outage's end)
 
 
 class FakeServer(Generic[CallT]):
@@ -130,6 +132,8 @@ class FakeServer(Generic[CallT]):
 
     def fault_for(self, call: CallT) -> Fault[CallT] | None:
         """The first fault matching `call`, spent once."""
+        now = time.monotonic()
+        self.faults = [f for f in self.faults if f.until is None or f.until > now]
         for fault in self.faults:
             if fault.matches(call):
                 if fault.times is not None:

@@ -145,7 +145,10 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
         retry_after: str = "1",
         error: str = "ratelimited",
         when: Callable[[dict[str, Any]], bool] = lambda args: True,
+        for_seconds: float | None = None,
     ) -> None:
+        """The next matching call fails; with `for_seconds`, every matching call for that long (an
+        outage)."""
         headers = {"Retry-After": retry_after} if status == 429 else {}
         self.add_fault(
             Fault(
@@ -155,6 +158,8 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
                 headers=headers,
                 after_store=status == DROP_AFTER,
                 drop=status in (DROP, DROP_AFTER),
+                times=1 if for_seconds is None else None,
+                until=None if for_seconds is None else time.monotonic() + for_seconds,
             )
         )
 

@@ -59,3 +59,6 @@ def _slack_limits_in_test_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         limits, "POSTS_PER_CHANNEL", limits.scaled(limits.POSTS_PER_CHANNEL, SLACK_TIME_FACTOR)
     )
+    monkeypatch.setattr(
+        limits, "DISTRIBUTED_READ_BACKS", limits.scaled(limits.DISTRIBUTED_READ_BACKS, SLACK_TIME_FACTOR)
+    )

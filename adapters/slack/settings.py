@@ -53,6 +53,11 @@ class SlackSettings(BaseModel):
     oauth_redirect_url: str = Field(
         "", description="many workspaces: the OAuth Redirect URL (https://HOST/slack/oauth_redirect)"
     )
+    install: Literal["internal", "distributed"] = Field(
+        "internal",
+        description="the app's kind: internal (one workspace, or the Marketplace) or distributed outside"
+        " the Marketplace (Slack allows it one conversations.replies request a minute, 15 messages each)",
+    )
     rate_limit_retries: int = Field(
         3, ge=0, le=10, description="retries of a Web API call answered 429 (after its Retry-After)"
     )

@@ -19,6 +19,7 @@ from core.events import ClockTick, DebateCompleted, E, TurnCompleted
 from core.ports import EventSink, Store
 from core.session.notices import PendingNotices
 from core.session.outage import StoreGuard
+from core.session.platform import PlatformGate
 from core.session.replaying import CatchUp
 from core.state import DebateState
 
@@ -39,6 +40,7 @@ class EventPath:
         catch_up: CatchUp,
         guard: StoreGuard,
         notices: PendingNotices,
+        platform: PlatformGate | None = None,
     ) -> None:
         self._debate_id = debate_id
         self._store = store
@@ -48,6 +50,7 @@ class EventPath:
         self._catch_up = catch_up
         self._guard = guard
         self._notices = notices
+        self._platform = platform  # while the platform is down, the next event waits
         self._seq = catch_up.last_seq
         self._lock = asyncio.Lock()
         self._delivering: asyncio.Task[object] | None = None
@@ -56,6 +59,8 @@ class EventPath:
         """Stamp `event`, store it, apply it to the state, then hand it to the sink; the stamped event."""
         if self._delivering is not None and self._delivering is asyncio.current_task():
             return await self._emit_locked(event)
+        if self._platform is not None:
+            await self._platform.wait()
         emitting = asyncio.ensure_future(self._emit_in_order(event))
         try:
             return await asyncio.shield(emitting)

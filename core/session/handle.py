@@ -67,6 +67,20 @@ class DebateHandle:
         if cards is not None:
             cards.report(vote_id, shown)
 
+    def platform_down(self, reason: str) -> None:
+        """The front end's report: its platform keeps failing. The debate pauses (no new event, no
+        model call, the clock stopped) until `platform_back` or `platform_lost`."""
+        self._session.platform.report_down(reason)
+
+    def platform_back(self) -> None:
+        """The front end's report: its platform answers again; the debate goes on."""
+        self._session.platform.report_back()
+
+    def platform_lost(self, reason: str) -> None:
+        """The front end's report: its platform stayed down past its limit. The debate stops,
+        resumable (`interrupted`), and says why once."""
+        self._session.platform.report_lost(reason)
+
     def human_vote_open(self, vote_id: str) -> bool:
         return not self.done and self._session.ballots.is_open(vote_id)
 

@@ -46,6 +46,12 @@ def store_stopped(failure: str) -> Notice:
     return Notice(level="error", code="store_unavailable", message=message)
 
 
+def platform_stopped(failure: str) -> Notice:
+    """The platform stayed unavailable past the front end's limit: the debate stops, resumable."""
+    message = f"This debate stopped: {failure}. Resume it once the platform is back."
+    return Notice(level="error", code="platform_unavailable", message=message)
+
+
 def cannot_resume(reason: Exception) -> Notice:
     """The format took another path than the stored log (its code or the config changed)."""
     message = f"This debate could not be resumed after a restart: {reason}."

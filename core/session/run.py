@@ -29,6 +29,7 @@ from core.session.emit import EventPath
 from core.session.ending import LEAVES_LOOSE_ENDS, STATUS_OF_REASON, close_loose_ends, plain_summary
 from core.session.notices import PendingNotices
 from core.session.outage import StoreGuard
+from core.session.platform import PlatformGate
 from core.session.relayed import WindowClock
 from core.session.replaying import CatchUp
 from core.session.results import DebateResult, DebateStatusView
@@ -81,6 +82,7 @@ class DebateSession:
         self._guard = StoreGuard(
             debate_id, settings.storage, self.debate_clock, self._notices, self._stop_format
         )
+        self.platform = PlatformGate(debate_id, self.debate_clock, self._guard.give_up)
         self._catch_up = CatchUp(debate_id, replay, self.state, self.debate_clock)
         self._emit = EventPath(
             debate_id,
@@ -91,6 +93,7 @@ class DebateSession:
             catch_up=self._catch_up,
             guard=self._guard,
             notices=self._notices,
+            platform=self.platform,
         )
         cards = CardsShown() if getattr(sink, "reports_cards_shown", False) else None
         resume = self._catch_up if replay is not None else None
@@ -243,7 +246,11 @@ class DebateSession:
                 detail = f"interrupted: {guard.failure}"
                 guard.single_try = True
                 try:
-                    await self.emit(notices.store_stopped(str(guard.failure)))
+                    failure = str(guard.failure)
+                    stopped = self.platform.failure is not None
+                    await self.emit(
+                        notices.platform_stopped(failure) if stopped else notices.store_stopped(failure)
+                    )
                     await guard.write(lambda: self._store.set_status(self.debate_id, "interrupted", detail))
                 except StoreError as exc:
                     log.warning("debate %s: could not record why it stopped: %s", self.debate_id, exc)

@@ -11,7 +11,8 @@ and retries 500/502/504 a few times; nothing here retries around it. A retried p
 the first time (Discord stored it, the answer was lost), so posts are made idempotent: the bot's own
 messages carry a `nonce` with `enforce_nonce` (Discord returns the first message instead of posting
 again), and a webhook post that was retried or failed is reconciled by reading the thread's newest
-messages back: the earliest copy is kept and any later copy deleted.
+messages back: the earliest copy is kept and any later copy deleted. Whether a post was retried
+is told by the requests the call made (`adapters.delivery.attempts`), not by how long it took.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ import contextlib
 import hashlib
 import io
 import logging
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import aiohttp
 import discord
 
+from adapters.delivery.attempts import counting
 from adapters.discord.delivery.webhooks import PersonaWebhooks, webhook_username
 from adapters.discord.render import messages
 from adapters.discord.render.cards import as_bot_post
@@ -40,8 +42,9 @@ UNKNOWN_WEBHOOK = 10015
 INVALID_FORM_BODY = 50035
 WEBHOOK_KEY = "discord.webhook_id"
 MODE_KEY = "discord.persona_mode"
-RETRIED_AFTER = 0.9
-"""A call that took this long may have been retried by discord.py (its first retry waits 1 s)."""
+LOST_ANSWER = (aiohttp.ClientError, OSError, TimeoutError)
+"""A call that failed this way may have been carried out: its answer was lost (a timeout, a dropped
+connection)."""
 READ_BACK = 25
 """How many of the thread's newest messages are read back to reconcile a post."""
 
@@ -156,18 +159,18 @@ class Sender:
     async def _hook_post(self, hook: discord.Webhook, post: Post) -> Sent:
         """A webhook post, reconciled when discord.py had to retry it or gave up on it."""
         since = discord.utils.utcnow() - timedelta(seconds=2)
-        started = time.monotonic()
-        try:
-            message = await self._hook_send(hook, post)
-        except discord.HTTPException as exc:
-            if exc.status < 500:
-                raise
-            landed = await self._copies(hook.id, post, since)
-            if not landed:
-                raise
-            log.info("thread %s: a post answered %s had landed; keeping it", self._thread.id, exc.status)
-            return await self._keep_first(landed)
-        if time.monotonic() - started < RETRIED_AFTER:
+        with counting() as requests:
+            try:
+                message = await self._hook_send(hook, post)
+            except (discord.HTTPException, *LOST_ANSWER) as exc:
+                if isinstance(exc, discord.HTTPException) and exc.status < 500:
+                    raise
+                landed = await self._copies(hook.id, post, since)
+                if not landed:
+                    raise
+                log.info("thread %s: a post that failed (%r) had landed; keeping it", self._thread.id, exc)
+                return await self._keep_first(landed)
+        if not requests.maybe_twice:  # sent once, or again after a 429 only: nothing to reconcile
             return Sent.of(message)
         copies = await self._copies(hook.id, post, since)
         return await self._keep_first(copies) if len(copies) > 1 else Sent.of(message)
@@ -195,14 +198,29 @@ class Sender:
             return Sent.of(await self._bot_edit(sent.id, post))
         hook = await self._webhook() if not self._fallback else None
         if hook is None or hook.id != sent.webhook_id:
-            return await self.send(post)
+            return await self._replace(sent, post)
         try:
             return Sent.of(await self._hook_edit(hook, sent.id, post))
         except discord.NotFound as exc:
             if exc.code != UNKNOWN_WEBHOOK:
                 raise
             self._lost(hook)
-            return await self.send(post)
+            return await self._replace(sent, post)
+
+    async def _replace(self, sent: Sent, post: Post) -> Sent:
+        """The webhook that posted `sent` is gone (deleted mid-turn): post `post` anew (through the
+        recreated webhook, or as the bot) and take the old message away, so that no half-written
+        message stays (without Manage Messages the old one stays, the full text right below it)."""
+        replaced = await self.send(post)
+        try:
+            await self._thread.get_partial_message(sent.id).delete()
+        except discord.NotFound:
+            pass
+        except discord.HTTPException as exc:
+            log.warning(
+                "thread %s: could not delete replaced message %s (%s)", self._thread.id, sent.id, exc.status
+            )
+        return replaced
 
     async def delete(self, sent: Sent) -> None:
         with contextlib.suppress(discord.NotFound):

@@ -20,9 +20,11 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+import aiohttp
 import discord
 
 from adapters.delivery.closing_picture import closing_picture
+from adapters.delivery.outage import OutageLimits, PlatformOutage
 from adapters.delivery.queue import DeliveryQueue
 from adapters.delivery.thread_sink import ThreadSink
 from adapters.discord.ballots.reactions import CardBallot, CardRegistry
@@ -73,6 +75,7 @@ class DiscordSink(ThreadSink):
         cards: CardRegistry,
         on_finished: Callable[[str], None],
         pictures: bool = True,
+        outage: OutageLimits | None = None,
     ) -> None:
         super().__init__(store)
         self._pictures = pictures  # the closing card carries the results picture (config results.picture)
@@ -99,6 +102,7 @@ class DiscordSink(ThreadSink):
         self._closed = False
         self._failing: set[str] = set()  # routes ("webhook", "bot") whose last call failed 5xx/429
         self._notices: dict[str, tuple[Sent, int]] = {}  # kind of failure → its notice, how many
+        self._outage = PlatformOutage("Discord", outage)  # Discord down: the debate pauses, finals wait
         self._metered_since = time.time()  # events stored earlier are caught up, not delivered late
 
     @property
@@ -108,6 +112,7 @@ class DiscordSink(ThreadSink):
     def attach(self, handle: DebateHandle) -> None:
         """The running debate (for votes and stop); set right after it starts or resumes."""
         self._bind(handle)
+        self._outage.attach(handle)
         self._ballots.bind(handle)
 
     def _message_ids(self, slot: str) -> list[int]:
@@ -201,10 +206,15 @@ class DiscordSink(ThreadSink):
         counts as delivered too (the queue logs the failure): it is not shown again after a restart."""
         self._debate_id = self._debate_id or event.debate_id
         try:
-            await self._show_event(event)
+            if isinstance(event, TurnDelta) and self._outage.catching_up:
+                self._view.render(event)  # owed after an outage: the turn's final text replaces it
+            else:
+                await self._show_event(event)
         finally:
             if not isinstance(event, TurnDelta) and not self._closed and not _cancelling():
                 await self._remember(DELIVERED_KEY, str(event.seq))
+            if not self._queue:
+                self._outage.caught_up()
 
     async def _show_event(self, event: Event) -> None:
         ops = list(self._view.render(event))
@@ -245,10 +255,17 @@ class DiscordSink(ThreadSink):
         if self._closed:
             return
         route = _route(op)
-        if isinstance(op, Show) and op.live and route in self._failing:
-            return  # Discord is failing there: no interim states until a final one gets through
+        interim = isinstance(op, Show) and op.live
+        if interim and (route in self._failing or self._outage.down or self._outage.catching_up):
+            return  # Discord is failing there: no interim states until a final one (and the backlog) is shown
         try:
-            await self._apply(op)
+            if interim:
+                await self._apply(op)
+            else:  # a final state: while Discord is down the debate pauses and this one is tried again
+                await self._outage.carry(lambda: self._apply(op), discord_down)
+        except CONNECTION_ERRORS as exc:
+            log.warning("debate %s: could not reach Discord for %s: %r", self._debate_id, op.slot, exc)
+            return
         except discord.HTTPException as exc:
             log.warning("debate %s: Discord refused %s: %s", self._debate_id, op.slot, exc)
             gone = (
@@ -356,6 +373,16 @@ class DiscordSink(ThreadSink):
         self._queue.clear()
         self._closed = True
         await self.stop(reason)
+
+
+CONNECTION_ERRORS = (aiohttp.ClientError, OSError, TimeoutError)
+
+
+def discord_down(exc: BaseException) -> bool:
+    """A failure that says Discord itself is failing (a 5xx after discord.py's retries, no answer)."""
+    if isinstance(exc, discord.HTTPException):
+        return exc.status >= 500
+    return isinstance(exc, CONNECTION_ERRORS)
 
 
 def _route(op: Op) -> str:

@@ -4,6 +4,7 @@ client per workspace), and the retry handler that makes a 429 pause the whole ra
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.http_retry.request import HttpRequest
@@ -15,6 +16,10 @@ from adapters.delivery.rates import Limit, RateWindows
 
 TIER3: Limit = (50, 60.0)  # chat.update, chat.delete, reactions.add, conversations.replies: per workspace
 POSTS_PER_CHANNEL: Limit = (1, 1.0)  # chat.postMessage: about one per second per channel
+DISTRIBUTED_READ_BACKS: Limit = (1, 60.0)
+"""conversations.replies for a distributed app outside the Marketplace (Slack's 2025 rule): one
+request a minute (and at most 15 messages a request), per workspace."""
+READ_BACK_MESSAGES = 15
 TIER3_METHODS = frozenset({"chat.update", "chat.delete", "reactions.add", "conversations.replies"})
 TIER4: Limit = (100, 60.0)  # a file upload's two calls: per workspace
 UPLOAD_METHODS = ("files.getUploadURLExternal", "files.completeUploadExternal")
@@ -28,6 +33,18 @@ def slack_limit(name: str) -> Limit:
     if name in UPLOAD_METHODS:
         return TIER4
     return POSTS_PER_CHANNEL if name.startswith("chat.postMessage:") else TIER3
+
+
+def limits_for(install: str) -> Callable[[str], Limit]:
+    """The workspace's limits for an install of this kind (`slack.install`): a distributed app
+    reads threads back at most once a minute."""
+
+    def limit(name: str) -> Limit:
+        if install == "distributed" and name == "conversations.replies":
+            return DISTRIBUTED_READ_BACKS
+        return slack_limit(name)
+
+    return limit
 
 
 def scaled(limit: Limit, time_factor: float) -> Limit:

@@ -19,7 +19,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.files import upload_file
-from adapters.slack.delivery.rates import post_rate, rates_of
+from adapters.slack.delivery.rates import READ_BACK_MESSAGES, post_rate, rates_of
 from adapters.slack.render.blocks import context
 from adapters.slack.render.emoji import icon_emoji
 from adapters.slack.render.ops import OPENING, Delete, Op, Post, Update, Upload
@@ -37,6 +37,11 @@ NO_CUSTOM_NAMES_NOTE = (
     "ℹ️ Persona names are shown in bold: Slack refused custom names and icons for Rostra's messages"
     " here (the app needs the `chat:write.customize` scope)."
 )
+
+
+class ReadBackDeferred(Exception):
+    """A post whose answer was lost cannot be looked for now (the workspace's read-back budget is
+    spent): it is neither posted again nor given up, but tried later."""
 
 
 @dataclass
@@ -97,6 +102,7 @@ class SlackSender:
         self._newest = thread_ts  # the newest message posted here (where a lost post is looked for)
         self._rates = rates_of(client)
         self._files: set[str] = set()
+        self._unsure: set[str] = set()  # keys whose post may have landed with its answer lost
         self._told_no_custom_names = False
 
     # --- after a restart ------------------------------------------------------------------------
@@ -140,7 +146,13 @@ class SlackSender:
 
     async def _send(self, text: str, blocks: tuple[Any, ...], *, key: str | None = None, **extra: Any) -> str:
         """Post a message; with `key`, one that is never posted twice: when Slack's answer is lost
-        (a dropped connection, a 5xx) the thread is read back for it before posting again, once."""
+        (a dropped connection, a 5xx) the thread is read back for it before posting again. A
+        read-back waits for the workspace's conversations.replies budget without holding up other
+        debates: with none left now, `ReadBackDeferred` says to try again later (nothing posted)."""
+        if key is not None and key in self._unsure:  # an earlier answer was lost: look first
+            landed = await self._landed(key)
+            if landed is not None:
+                return self._posted(landed)
         for attempt in (1, 2):
             await self._rates[post_rate(self.channel)].take()
             try:
@@ -156,7 +168,10 @@ class SlackSender:
                 )
                 return self._posted(str(response["ts"]))
             except (SlackApiError, *NETWORK_ERRORS) as exc:
-                if key is None or attempt == 2 or not ambiguous(exc):
+                if key is None or not ambiguous(exc):
+                    raise
+                self._unsure.add(key)
+                if attempt == 2:
                     raise
                 log.warning("posting %s: Slack's answer was lost (%r); looking for it", key, exc)
             landed = await self._landed(key)
@@ -171,19 +186,23 @@ class SlackSender:
         return ts
 
     async def _landed(self, key: str) -> str | None:
-        """The ts of the message posted with `key` after the newest one known, if Slack has it."""
-        await self._rates["conversations.replies"].take()
+        """The ts of the message posted with `key` after the newest one known, if Slack has it (the
+        newest 15 messages at most, Slack's limit for distributed apps)."""
+        if not self._rates["conversations.replies"].try_take(spare=0.0):
+            raise ReadBackDeferred(f"no conversations.replies budget left now to look for {key}")
         try:
             response = await self.client.conversations_replies(
                 channel=self.channel,
                 ts=self.thread_ts,
                 oldest=self._newest,
                 include_all_metadata=True,
-                limit=100,
+                limit=READ_BACK_MESSAGES,
             )
         except (SlackApiError, *NETWORK_ERRORS) as exc:
             log.warning("could not read the thread back (%r); posting again", exc)
+            self._unsure.discard(key)
             return None
+        self._unsure.discard(key)
         for message in response.get("messages") or []:
             metadata = message.get("metadata") or {}
             payload = metadata.get("event_payload") or {}

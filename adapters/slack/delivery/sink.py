@@ -23,6 +23,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.delivery.closing_picture import closing_picture
+from adapters.delivery.outage import OutageLimits, PlatformOutage
 from adapters.delivery.queue import DeliveryQueue
 from adapters.delivery.thread_sink import ThreadSink
 from adapters.metering import record_delivery
@@ -30,7 +31,7 @@ from adapters.slack.ballots.countdown import Countdowns
 from adapters.slack.ballots.reactions import HumanVotes, read_card
 from adapters.slack.delivery.rates import rates_of
 from adapters.slack.delivery.sender import NETWORK_ERRORS as NETWORK_ERRORS  # used beside the sink
-from adapters.slack.delivery.sender import PersonaIdentity, SlackSender, api_error
+from adapters.slack.delivery.sender import PersonaIdentity, ReadBackDeferred, SlackSender, api_error
 from adapters.slack.delivery.throttle import EditThrottle
 from adapters.slack.render.emoji import option_reactions
 from adapters.slack.render.events import SlackView
@@ -112,6 +113,7 @@ class SlackSink(ThreadSink):
         debate_id: str | None = None,
         clock: Clock | None = None,
         pictures: bool = True,
+        outage: OutageLimits | None = None,
     ) -> None:
         super().__init__(store, debate_id)
         self._pictures = pictures  # the results picture follows the closing card (config results.picture)
@@ -147,6 +149,7 @@ class SlackSink(ThreadSink):
         )
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
+        self._outage = PlatformOutage("Slack", outage)  # Slack down: the debate pauses, finals wait
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
         self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
         self._countdowns = Countdowns(  # "about … left" on open vote cards, in people's time
@@ -184,6 +187,7 @@ class SlackSink(ThreadSink):
     def attach(self, handle: DebateHandle, on_finished: Callable[[SlackSink], None]) -> None:
         """Start delivering once the debate has a handle (events queued before are kept)."""
         self._bind(handle)
+        self._outage.attach(handle)
         self._votes.attach(handle)
         self._start(on_finished)
         self._watch = asyncio.create_task(self._watch_end(handle), name=f"slack-sink-end-{handle.debate_id}")
@@ -242,7 +246,10 @@ class SlackSink(ThreadSink):
             return
         event = item.event
         try:
-            await self._deliver(event, live=item.live)
+            if isinstance(event, TurnDelta) and self._outage.catching_up:
+                self._view.render(event)  # owed after an outage: the turn's final text replaces it
+            else:
+                await self._deliver(event, live=item.live)
         except Exception:
             if not isinstance(event, TurnDelta):
                 await self._shown(event.seq)
@@ -326,16 +333,23 @@ class SlackSink(ThreadSink):
 
     async def _send(self, op: Op) -> None:
         """Carry one op out. The client has already retried what is safe to retry; an interim
-        update that fails is superseded by the next one, anything else is reported in the thread
-        (one notice per kind of failure, edited in place)."""
+        update that fails is superseded by the next one; a final one waits out an outage of Slack
+        (`PlatformOutage`); anything else refused is reported in the thread (one notice per kind of
+        failure, edited in place)."""
         if self._gave_up:
             return
-        if isinstance(op, Update) and op.interim and not self._rates["chat.update"].try_take():
+        interim = isinstance(op, Update) and op.interim
+        if interim and (self._outage.down or self._outage.catching_up):
+            return  # Slack was down: interim states are dropped until what is owed is shown
+        if isinstance(op, Update) and interim and not self._rates["chat.update"].try_take():
             self._throttle.hold(op)  # the workspace's edits are short: finals first, this one later
             platforms.edit_skipped("slack")
             return
         try:
-            await self._sender.apply(op)
+            if interim:
+                await self._sender.apply(op)
+            else:  # a final state: while Slack is down the debate pauses and this one is tried again
+                await self._outage.carry(lambda: self._sender.apply(op), slack_down)
         except SlackApiError as exc:
             error = api_error(exc)
             log.warning("debate %s: Slack refused %s (%s)", self.debate_id, type(op).__name__, error)
@@ -343,7 +357,7 @@ class SlackSink(ThreadSink):
                 await self._give_up(error)
             elif not (isinstance(op, Update) and op.interim):
                 await self._notice(error)
-        except NETWORK_ERRORS as exc:
+        except (*NETWORK_ERRORS, ReadBackDeferred) as exc:
             log.warning("debate %s: could not reach Slack for %s: %r", self.debate_id, type(op).__name__, exc)
             if not (isinstance(op, Update) and op.interim):
                 await self._notice("no_answer")
@@ -369,6 +383,13 @@ class SlackSink(ThreadSink):
     async def _shown(self, seq: int) -> None:
         """The thread has been shown every event up to `seq` (what a restart need not send again)."""
         await self._remember(DELIVERED, str(seq))
+
+
+def slack_down(exc: BaseException) -> bool:
+    """A failure that says Slack itself is failing (a 5xx, no answer), not that it refused the op."""
+    if isinstance(exc, SlackApiError):
+        return int(exc.response.status_code) >= 500
+    return isinstance(exc, (*NETWORK_ERRORS, ReadBackDeferred))
 
 
 def _describe(item: _Item) -> str:

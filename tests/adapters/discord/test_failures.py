@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from adapters.delivery import outage
 from core.events import DebateCompleted, HumanVoteOpened, Notice, TurnCompleted, TurnStarted, VotingClosed
 from testkit.discord_rest import Limits
 from testkit.discord_world import Arena, arena
@@ -32,8 +33,8 @@ async def turns(world: Arena, debate_id: str) -> list[TurnCompleted]:
     return [e for e in await world.rt.store.events(debate_id) if isinstance(e, TurnCompleted)]
 
 
-def notices(world: Arena, thread_id: int) -> list[str]:
-    return [m["content"] for m in world.lb.api.in_channel(thread_id) if "Discord refused" in m["content"]]
+def notices(world: Arena, thread_id: int, saying: str = "Discord refused") -> list[str]:
+    return [m["content"] for m in world.lb.api.in_channel(thread_id) if saying in m["content"]]
 
 
 async def test_a_500_is_retried_by_discord_py_alone_and_the_turn_shows(
@@ -81,10 +82,12 @@ async def test_a_card_stored_but_answered_502_shows_once(
         assert first.body["nonce"] == retried.body["nonce"] and retried.body["enforce_nonce"] is True
 
 
-async def test_a_persistent_5xx_costs_bounded_requests_and_one_notice(
+async def test_a_persistent_5xx_pauses_the_debate_then_stops_it_resumable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     compress_discord_py_waits(monkeypatch)
+    limit = outage.OutageLimits(limit=1.0, first_probe=0.05, longest_probe=0.4)  # 600 s, compressed
+    monkeypatch.setattr(outage, "DEFAULT_LIMITS", limit)
     script: dict[str, Any] = {
         "proposition": [" ".join(f"word{i}" for i in range(120))],
         "opposition": ["Short and sharp."],
@@ -96,13 +99,14 @@ async def test_a_persistent_5xx_costs_bounded_requests_and_one_notice(
         world.lb.api.fail("POST", WEBHOOK_POST, status=503, message="Down", times=None)
         ran = await world.run()
         events = await world.rt.store.events(ran.handle.debate_id)
-        assert isinstance(events[-1], DebateCompleted) and events[-1].reason == "max_rounds"
-        finals = len([e for e in events if isinstance(e, TurnCompleted)])
+        assert not any(isinstance(e, DebateCompleted) for e in events)  # not run on to an end unseen
+        record = await world.rt.store.get_debate(ran.handle.debate_id)
+        assert record is not None and record.status == "interrupted"  # resumable
         attempts = len(world.lb.api.sent("POST", WEBHOOK_POST))
-        # discord.py tries each call 5 times; one interim attempt per route at most, then finals only.
-        assert attempts <= 5 * (finals + 1)
-        [notice] = notices(world, ran.thread.id)
-        assert notice.startswith(f"⚠️ Discord refused {finals} messages or edits (the last: HTTP 503)")
+        # discord.py tries each call 5 times; the probes back off (0.05 s doubling, capped at 0.4 s)
+        assert attempts <= 5 * 20
+        [stopped] = [e for e in events if isinstance(e, Notice) and e.code == "platform_unavailable"]
+        assert "Discord was unavailable" in stopped.message  # said once, stored in order
         assert spoken(world, ran.thread.id) == []
 
 

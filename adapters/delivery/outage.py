@@ -1,0 +1,120 @@
+"""A platform outage as one state, for both chat front ends.
+
+One failure is the platform's client's to retry (discord.py, slack_sdk). When a final state (a
+turn's text, a card, a ballot) still cannot be shown, the platform is down: the debate is told
+(`DebateHandle.platform_down`: no model calls, the clock stopped) and the same operation is tried
+again with backoff; what queued behind it waits in order. The first success reports the platform
+back and the owed items follow in order, their interim states (streamed edits, countdown ticks)
+dropped until the backlog is shown. Past the limit the debate is told to stop
+(`platform_lost`: `interrupted`, resumable); after that every operation is tried once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from core.session import DebateHandle
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class OutageLimits:
+    """How a platform outage is waited out (seconds)."""
+
+    limit: float = 600.0  # down this long: the debate stops, resumable
+    first_probe: float = 2.0  # the first wait before trying again (doubles each time)
+    longest_probe: float = 30.0
+
+
+DEFAULT_LIMITS = OutageLimits()
+
+
+class PlatformOutage:
+    """One debate's view of its platform: up, down (probing), or given up."""
+
+    def __init__(
+        self,
+        platform: str,
+        limits: OutageLimits | None = None,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._platform = platform
+        self._limits = limits or DEFAULT_LIMITS
+        self._sleep = sleep
+        self._now = now
+        self._handle: DebateHandle | None = None
+        self.down = False
+        self.lost = False  # stayed down past the limit: the debate was told to stop
+        self.catching_up = False  # back, the owed items not all shown yet: interim states dropped
+        self.outages = 0
+        self.probes = 0
+
+    def attach(self, handle: DebateHandle) -> None:
+        self._handle = handle
+
+    def caught_up(self) -> None:
+        """Everything owed since the outage is shown (the delivery queue ran empty)."""
+        self.catching_up = False
+
+    async def carry(
+        self, attempt: Callable[[], Awaitable[T]], is_outage: Callable[[BaseException], bool]
+    ) -> T:
+        """Run `attempt` (one final state); while it fails with an outage, wait and try it again."""
+        delay = self._limits.first_probe
+        began: float | None = None
+        while True:
+            try:
+                result = await attempt()
+            except Exception as exc:
+                if self.lost or not is_outage(exc):
+                    raise
+                now = self._now()
+                if began is None:
+                    began = now
+                    self._went_down(exc)
+                waited = now - began
+                if waited >= self._limits.limit:
+                    self._give_up(waited, exc)
+                    raise
+                self.probes += 1
+                await self._sleep(min(delay, self._limits.limit - waited))
+                delay = min(delay * 2, self._limits.longest_probe)
+                continue
+            if self.down:
+                self._came_back(self._now() - (began if began is not None else self._now()))
+            return result
+
+    def _went_down(self, exc: BaseException) -> None:
+        if self.down:
+            return
+        self.down = True
+        self.catching_up = True
+        self.outages += 1
+        log.warning("%s is failing (%r); the debate pauses while it is probed", self._platform, exc)
+        if self._handle is not None and not self._handle.done:
+            self._handle.platform_down(f"{self._platform} is not answering ({exc})")
+
+    def _came_back(self, waited: float) -> None:
+        self.down = False
+        log.warning("%s answers again after %.1f s; sending what is owed", self._platform, waited)
+        if self._handle is not None:
+            self._handle.platform_back()
+
+    def _give_up(self, waited: float, exc: BaseException) -> None:
+        self.down = False
+        self.lost = True
+        self.catching_up = False
+        reason = f"{self._platform} was unavailable for {waited:.0f} s"
+        log.error("%s (%r); the debate stops", reason, exc)
+        if self._handle is not None and not self._handle.done:
+            self._handle.platform_lost(reason)

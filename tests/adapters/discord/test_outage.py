@@ -1,0 +1,78 @@
+"""Discord down for a while (502s on the webhook, discord.py's own retries spent): the debate
+pauses, probes Discord, and once it answers again shows every final text it owed, in order, with
+no half-written message (▌) left; a webhook deleted mid-turn is recreated and the half-written
+message replaced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.delivery import outage
+from core.events import DebateCompleted, TurnCompleted
+from testkit.discord_world import Arena, arena
+from tests.adapters.discord.loopback import compress_discord_py_waits
+
+SCALE = 0.02
+"""Time compressed: discord.py's retry waits, the outage and Rostra's probing run 50 times faster."""
+CURSOR = "▌"
+WEBHOOK_POST = r"/webhooks/\d+/[^/]+"
+WEBHOOK_EDIT = r"/webhooks/\d+/[^/]+/messages/\d+"
+LONG_TURNS: dict[str, Any] = {
+    "proposition": [" ".join(f"pro{i}" for i in range(60)), " ".join(f"again{i}" for i in range(60))],
+    "opposition": [" ".join(f"con{i}" for i in range(60)), " ".join(f"back{i}" for i in range(60))],
+    "observer": [{"vote": "keep", "reason": "Fine."}],
+    "moderator": ["Both sides spoke."],
+}
+
+
+@pytest.fixture(autouse=True)
+def compressed(monkeypatch: pytest.MonkeyPatch) -> None:
+    compress_discord_py_waits(monkeypatch, factor=SCALE)
+    limits = outage.OutageLimits(limit=600 * SCALE, first_probe=2 * SCALE, longest_probe=30 * SCALE)
+    monkeypatch.setattr(outage, "DEFAULT_LIMITS", limits)
+
+
+def thread_texts(world: Arena, thread_id: int) -> list[str]:
+    return [str(m["content"] or "") for m in world.lb.api.in_channel(thread_id)]
+
+
+async def assert_every_turn_shown_once(world: Arena, debate_id: str, thread_id: int) -> None:
+    events = await world.rt.store.events(debate_id)
+    assert isinstance(events[-1], DebateCompleted) and events[-1].reason == "max_rounds"
+    texts = thread_texts(world, thread_id)
+    done = [e for e in events if isinstance(e, TurnCompleted)]
+    assert len(done) == 5
+    for turn in done:  # not lost, not doubled
+        assert sum(turn.text.split()[0] in text.split() for text in texts) == 1, turn.text
+    assert not any(CURSOR in text for text in texts)
+    assert not any("Discord refused" in text for text in texts)
+
+
+async def test_a_150_s_outage_of_502s_loses_no_final_text_and_leaves_no_cursor(tmp_path: Path) -> None:
+    async with arena(tmp_path, script=LONG_TURNS, model={"latency": 0.01}) as world:
+        api = world.lb.api
+        api.fail("POST", WEBHOOK_POST, status=502, for_seconds=150 * SCALE)
+        api.fail("PATCH", WEBHOOK_EDIT, status=502, for_seconds=150 * SCALE)
+        ran = await world.run()
+        await assert_every_turn_shown_once(world, ran.handle.debate_id, ran.thread.id)
+        assert any(r.status == 502 for r in api.requests)  # the outage did hit the debate
+
+
+async def test_a_webhook_deleted_mid_turn_leaves_no_half_written_message(tmp_path: Path) -> None:
+    async with arena(tmp_path, script=LONG_TURNS, model={"latency": 0.02}) as world:
+        api = world.lb.api
+        ran = await world.start()
+
+        def half_written() -> bool:
+            return any(CURSOR in text for text in thread_texts(world, ran.thread.id))
+
+        await api.wait_until(half_written)
+        [hook_id] = list(api.webhooks)
+        api.delete_webhook(hook_id)
+        await ran.handle.wait()
+        await ran.sink.finish()
+        await assert_every_turn_shown_once(world, ran.handle.debate_id, ran.thread.id)
+        assert len(api.webhooks) == 1 and hook_id not in api.webhooks  # recreated

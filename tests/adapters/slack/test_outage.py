@@ -1,0 +1,108 @@
+"""Slack down for a while: the debate pauses (no model calls, its clock stopped), probes Slack,
+and once Slack answers again shows every final text it owed, in order, with no half-written
+message left; past the limit it stops, resumable, instead of talking to nobody."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from adapters.delivery import outage
+from adapters.slack.delivery import rates
+from core.clock import RealClock
+from core.events import DebateCompleted, Notice, TurnCompleted, TurnStarted
+from testkit.slack_api import DROP, FakeSlack
+from tests.adapters.slack.conftest import open_harness
+
+SCALE = 0.04
+"""Time compressed: Slack's outage and Rostra's probing run 25 times faster than on the clock."""
+CURSOR = "▌"
+
+
+@pytest.fixture(autouse=True)
+def compressed_probing(monkeypatch: pytest.MonkeyPatch) -> None:
+    limits = outage.OutageLimits(limit=300 * SCALE, first_probe=2 * SCALE, longest_probe=30 * SCALE)
+    monkeypatch.setattr(outage, "DEFAULT_LIMITS", limits)
+
+
+def persona_posts(args: dict[str, object]) -> bool:
+    return "username" in args
+
+
+async def test_a_25_s_outage_of_500s_loses_no_final_text_and_leaves_no_cursor(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    async with open_harness(tmp_path, api, slack={"streaming": True}) as slack:
+        api.fail_next(
+            "chat.postMessage", status=500, error="internal_error", for_seconds=25 * SCALE, when=persona_posts
+        )
+        began = time.monotonic()
+        await slack.mention("debate Should cities ban cars?")
+        handle = await slack.wait_running()
+        await asyncio.wait_for(handle.wait(), 30)
+        await slack.settle()
+        debate_id = handle.debate_id
+        events = await slack.events(debate_id)
+        assert isinstance(events[-1], DebateCompleted) and events[-1].reason == "max_rounds"
+        assert time.monotonic() - began >= 25 * SCALE  # it did wait the outage out
+        thread = slack.thread()
+        texts = [m["text"] for m in thread]
+        done = [e for e in events if isinstance(e, TurnCompleted)]
+        assert len(done) == 5
+        for turn in done:  # every final text is in the thread, as often as it was spoken
+            spoken = sum(t.text == turn.text for t in done)
+            assert sum(turn.text.strip() in text for text in texts) == spoken, turn.text
+        assert not any(CURSOR in text for text in texts)
+        assert not any("Slack refused" in text for text in texts)
+        assert len(api.calls_to("chat.postMessage")) > len(thread)  # refused, then sent again
+
+
+async def test_a_lasting_outage_pauses_model_calls_and_stops_resumable(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    # a model that takes real time, as one does: the debate is still speaking when Slack goes down
+    async with open_harness(tmp_path, api, clock=RealClock(), latency=0.05) as slack:
+        api.fail_next(
+            "chat.postMessage", status=500, error="internal_error", for_seconds=60.0, when=persona_posts
+        )
+        await slack.mention("debate Should cities ban cars?")
+        handle = await slack.wait_running()
+        await api.wait_until(lambda: len(api.calls_to("chat.postMessage")) >= 3)
+        await asyncio.sleep(50 * SCALE)  # well into the outage: the debate has paused by now
+        debate_id = handle.debate_id
+        started = [e for e in await slack.events(debate_id) if isinstance(e, TurnStarted)]
+        result = await asyncio.wait_for(handle.wait(), 30)
+        assert result.reason == "interrupted"
+        events = await slack.events(debate_id)
+        assert [e for e in events if isinstance(e, TurnStarted)] == started  # no model call since
+        assert len(started) < 5  # the debate did not run on to its end unseen
+        [notice] = [e for e in events if isinstance(e, Notice) and e.code == "platform_unavailable"]
+        assert "Slack was unavailable" in notice.message
+        record = await slack.rt.store.get_debate(debate_id)
+        assert record is not None and record.status == "interrupted"
+
+
+async def test_read_backs_of_a_distributed_app_stay_within_one_a_minute(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """Two persona posts lose their answer (the connection drops before Slack takes them): each is
+    looked for in the thread before it is posted again, at most once per (compressed) minute, with
+    at most 15 messages asked for; both end up shown once."""
+    async with open_harness(tmp_path, api, slack={"install": "distributed"}) as slack:
+        for _ in range(2):
+            api.fail_next("chat.postMessage", status=DROP, when=persona_posts)
+        await slack.mention("debate Should cities ban cars?")
+        handle = await slack.wait_running()
+        await asyncio.wait_for(handle.wait(), 30)
+        await slack.settle()
+        reads = api.calls_to("conversations.replies")
+        assert len(reads) == 2
+        minute = rates.DISTRIBUTED_READ_BACKS[1]  # 60 s, compressed for tests
+        assert reads[1].at - reads[0].at >= minute * 0.95
+        assert all(int(r.args["limit"]) <= 15 and r.args.get("oldest") for r in reads)
+        events = await slack.events(handle.debate_id)
+        done = [e for e in events if isinstance(e, TurnCompleted)]
+        assert len([m for m in slack.thread() if m.get("username")]) == len(done)  # none lost or doubled
