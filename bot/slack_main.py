@@ -152,6 +152,7 @@ async def serve(
     logging.getLogger("slack_bolt.AsyncApp").addFilter(_not_the_unused_token_warning)
     async with Runtime(config, secrets=secrets, clock=clock) as rt:
         rt.enable_failover()
+        await rt.join_workers("slack")  # bot-wide rate budgets split by the live workers
         stores = oauth_stores(config, secrets)
         tune_gc(config.runtime.gc)
         try:

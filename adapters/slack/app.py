@@ -14,7 +14,7 @@ from adapters.host import Host
 from adapters.slack.ballots.buttons.handlers import register_ballot_buttons
 from adapters.slack.controls.handlers import register_card_buttons
 from adapters.slack.delivery.metered import MeteredWebClient, counting_retries
-from adapters.slack.delivery.rates import share_rates, slack_limit
+from adapters.slack.delivery.rates import share_rates, slack_limit, slack_share
 from adapters.slack.delivery.retry import retry_handlers
 from adapters.slack.errors import SlackConfigError
 from adapters.slack.inbound.dispatch import SlackFrontEnd
@@ -47,7 +47,7 @@ def make_web_client(token: str | None, settings: SlackSettings) -> AsyncWebClien
     """A Web API client that waits out 429s (Retry-After) and retries dropped connections and 5xx
     for the calls that are safe to repeat (see adapters/slack/delivery/retry.py); it reports requests, 429s
     and retries (adapters.slack.delivery.metered)."""
-    rates = RateWindows(slack_limit)  # the workspace's rate windows, shared by its debates
+    rates = RateWindows(slack_limit, slack_share)  # the workspace's rate windows, shared by its debates
     client = MeteredWebClient(
         token=token,
         base_url=settings.api_url.rstrip("/") + "/",

@@ -4,6 +4,7 @@ client per workspace), and the retry handler that makes a 429 pause the whole ra
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.http_retry.request import HttpRequest
@@ -11,6 +12,7 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.delivery import shares
 from adapters.delivery.rates import Limit, RateWindows
 
 TIER3: Limit = (50, 60.0)  # chat.update, chat.delete, reactions.add, conversations.replies: per workspace
@@ -24,6 +26,12 @@ def post_rate(channel: str) -> str:
 
 def slack_limit(name: str) -> Limit:
     return POSTS_PER_CHANNEL if name.startswith("chat.postMessage:") else TIER3
+
+
+def slack_share(name: str) -> Callable[[], float] | None:
+    """The workspace's Tier 3 budget is spent by every Slack worker: split. A channel's posts come
+    from the one worker that runs its debate: not split."""
+    return None if name.startswith("chat.postMessage:") else shares.of("slack")
 
 
 def scaled(limit: Limit, time_factor: float) -> Limit:
@@ -43,7 +51,7 @@ def rates_of(client: AsyncWebClient) -> RateWindows:
     """The workspace's rate windows (one Web API client per workspace token)."""
     rates = _RATES.get(client)
     if rates is None:
-        rates = _RATES[client] = RateWindows(slack_limit)
+        rates = _RATES[client] = RateWindows(slack_limit, slack_share)
     return rates
 
 
