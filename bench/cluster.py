@@ -141,14 +141,16 @@ class Proc:
 
     async def _read(self) -> None:
         assert self.process.stdout is not None
-        while line := await self.process.stdout.readline():
-            got = json.loads(line)
-            future = self.waiting.pop(got["id"], None)
-            if future is not None and not future.done():
-                future.set_result(got)
-        for future in self.waiting.values():
-            if not future.done():
-                future.set_result({"lost": True})
+        try:
+            while line := await self.process.stdout.readline():
+                got = json.loads(line)
+                future = self.waiting.pop(got["id"], None)
+                if future is not None and not future.done():
+                    future.set_result(got)
+        finally:  # a worker gone (or a line it could not send): nobody waits for it for ever
+            for future in self.waiting.values():
+                if not future.done():
+                    future.set_result({"lost": True, "latencies": []})
 
     async def ask(self, req: dict[str, Any]) -> dict[str, Any]:
         assert self.process.stdin is not None
@@ -183,6 +185,7 @@ async def spawn(url: str, index: int, log: Path) -> Proc:
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=errors,
+        limit=2**26,  # a worker's append latencies come back on one line
     )
     proc = Proc(process, index)
     await proc.ready()
