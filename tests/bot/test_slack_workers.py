@@ -102,7 +102,10 @@ def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]
 
 
 @pytest.fixture
-def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[tuple[Worker, Worker]]:
+def workers(
+    request: pytest.FixtureRequest, tmp_path: Path, api: FakeSlack, storage_url: str
+) -> Iterator[tuple[Worker, Worker]]:
+    marker = request.node.get_closest_marker("worker_env")
     script = write_script(tmp_path, LONG_TURNS)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "SLACK_", "ANTHROPIC_"))}
     env.update(
@@ -119,6 +122,7 @@ def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[tuple[
         SLACK_BOT_TOKEN=BOT_TOKEN,
         SLACK_SIGNING_SECRET=SIGNING_SECRET,
     )
+    env.update(marker.kwargs if marker is not None else {})
     started: list[Worker] = []
     log = tmp_path / "stderr.log"
     with log.open("a", encoding="utf-8") as errors:
@@ -231,3 +235,21 @@ async def test_two_workers_start_once_and_answer_controls_from_either(
     # and now nothing runs there, whichever worker is asked
     await first.event(json.dumps(envelope(mention_event("status", channel=OTHER_CHANNEL))))
     assert (await _told(api, ALICE, 3)).startswith("No debate is running in this channel")
+
+
+@pytest.mark.worker_env(ROSTRA_LIMITS__MAX_DEBATES_PER_SCOPE="3")
+async def test_twenty_simultaneous_starts_over_two_workers_never_pass_the_cap(
+    api: FakeSlack, workers: tuple[Worker, Worker]
+) -> None:
+    channels = [f"C0ROOM{i:02d}" for i in range(20)]
+    bodies = [
+        json.dumps(envelope(mention_event(f"debate Motion {i}?", user=f"U{i:04d}", channel=channel)))
+        for i, channel in enumerate(channels)
+    ]
+    await asyncio.gather(*(workers[i % 2].event(body) for i, body in enumerate(bodies)))
+    await api.wait_until(lambda: len(api.ephemerals) >= 17, within=30)  # every refusal said
+    await asyncio.sleep(1.0)  # time for a fourth debate, if there were one
+    assert sum(len(api.top_level(c)) for c in channels) == 3
+    refusals = [e["text"] for e in api.ephemerals]
+    assert len(refusals) == 17
+    assert all("(the limit is 3)" in text for text in refusals)
