@@ -167,23 +167,29 @@ async def _running(api: FakeSlack, channel: str) -> dict[str, Any]:
     return card
 
 
+OWNER = (  # a debate's owner, once the debate is stored with its thread (its card's clicks find it)
+    "SELECT d.owner FROM debates d JOIN bindings b ON b.debate_id = d.id AND b.key = 'thread_ts'"
+    " WHERE d.topic = $1"
+)
+
+
 async def _owner_pid(storage_url: str, topic: str) -> int | None:
     """The pid of the worker running the debate on `topic` (from its lease in the store)."""
     if storage_url.startswith("sqlite"):
         with sqlite3.connect(storage_url.removeprefix("sqlite:///")) as db:
-            row = db.execute("SELECT owner FROM debates WHERE topic = ?", (topic,)).fetchone()
+            row = db.execute(OWNER.replace("$1", "?"), (topic,)).fetchone()
         owner = row[0] if row is not None else None
     else:
         conn = await asyncpg.connect(storage_url)
         try:
-            owner = await conn.fetchval("SELECT owner FROM debates WHERE topic = $1", topic)
+            owner = await conn.fetchval(OWNER, topic)
         finally:
             await conn.close()
     return int(str(owner).split(":")[-2]) if owner else None
 
 
 async def _the_other(workers: tuple[Worker, Worker], storage_url: str, topic: str) -> Worker:
-    for _ in range(100):  # the card is posted just before the debate is stored
+    for _ in range(300):  # the card is posted just before the debate and its thread are stored
         owner = await _owner_pid(storage_url, topic)
         if owner is not None:
             break
