@@ -130,6 +130,7 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
     async with runtime as rt:
         rt.enable_failover()
         await warm_pictures(rt.config.results.picture)
+        await rt.join_workers("discord")  # bot-wide rate budgets split by the live workers
         tune_gc(rt.config.runtime.gc)
         bot = create_bot(rt)
         watch_platform(rt, "discord", lambda: bot.is_ready() and not bot.is_closed())  # for /readyz

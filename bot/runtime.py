@@ -4,13 +4,18 @@ Only wiring: what the engine does with them (resuming, failover) is core's (core
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from adapters.delivery import shares
 from bot.config import Config, Secrets, load_secrets
 from bot.operations import Operations
 from core.admission import Admission
 from core.clock import Clock, RealClock
+from core.errors import StoreError
 from core.llm.registry import ModelRegistry
 from core.llm.scripted import Script
 from core.manager import DebateManager
@@ -23,6 +28,9 @@ from core.settings import CoreSettings
 from core.spec import DebateSpec
 from core.spending import seed_from_store
 from core.storage import open_store
+from core.workers import BudgetShare
+
+log = logging.getLogger(__name__)
 
 
 class Runtime:
@@ -55,6 +63,9 @@ class Runtime:
         self._admission: Admission | None = None
         self._recovery: Recovery | None = None
         self.operations: Operations | None = None
+        self._counting: asyncio.Task[None] | None = None
+        self.share: BudgetShare | None = None
+        """This worker's share of its platform's bot-wide rate budgets (`join_workers`)."""
 
     async def __aenter__(self) -> Runtime:
         """Open the store (StoreError, one clear line, when it cannot be used) and the manager; if
@@ -84,6 +95,14 @@ class Runtime:
         await self.aclose()
 
     async def aclose(self) -> None:
+        if self._counting is not None:
+            self._counting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._counting
+            self._counting = None
+        if self.share is not None:
+            shares.forget(self.share.role)
+            self.share = None
         if self._recovery is not None:
             await self._recovery.aclose()
         if self._manager is not None:
@@ -141,6 +160,19 @@ class Runtime:
         """Run as one of many processes (the bot processes do; tests that need it may): take over
         debates whose owner died, and apply the votes other processes leave for debates run here."""
         self.recovery.enable_failover()
+
+    async def join_workers(self, role: str) -> BudgetShare:
+        """Count this process among the live workers of `role` (a platform's bot processes) and keep
+        its share of the platform's bot-wide rate budgets current, every heartbeat (core.workers)."""
+        share = BudgetShare(self.store, role, every=self.core.storage.heartbeat_seconds)
+        try:
+            await share.refresh()
+        except StoreError as exc:  # counted again at the next heartbeat
+            log.warning("could not join the %s workers yet: %s", role, exc)
+        self._counting = asyncio.create_task(share.run(), name=f"{role}-workers")
+        self.share = share
+        shares.register(role, share)  # the rate windows of bot-wide budgets read it (adapters.delivery)
+        return share
 
     async def start_debate(
         self,

@@ -156,6 +156,7 @@ async def serve(
     async with Runtime(config, secrets=secrets, clock=clock) as rt:
         rt.enable_failover()
         await warm_pictures(rt.config.results.picture)
+        await rt.join_workers("slack")  # bot-wide rate budgets split by the live workers
         stores = oauth_stores(config, secrets)
         tune_gc(config.runtime.gc)
         try:

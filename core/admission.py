@@ -11,18 +11,6 @@ simultaneous starts anywhere at most the limits pass. It is async; the claim it 
         handle = await start(...)
         await claim.started(handle.debate_id)
 
-`Admission.reserve` is the former rule, counted inside this process only; it stays, unchanged, for
-the front ends until they call `admit`. A start takes a `Slot` with `Admission.reserve`,
-synchronously, before anything awaits: the slot counts against every limit at once (so N
-simultaneous starts cannot all pass a check that only later records them) and starts the person's
-cooldown. The front end marks the slot `started()` once
-the debate runs (from then on the running debate itself counts), or leaves it, which releases it and
-gives the cooldown back. Use it as a context manager so a failed start always releases:
-
-    with admission.reserve(platform=..., scope=..., channel=..., user=...) as slot:
-        handle = await start(...)
-        slot.started()
-
 Platform permission checks (roles, user groups) stay in the adapters; these rules are the same
 everywhere.
 """
@@ -30,7 +18,7 @@ everywhere.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from types import TracebackType
 
 from core.clock import Clock
@@ -72,10 +60,17 @@ class Claim:
     """A start admitted by the store, counted against every limit in every process until its debate
     runs (`started`) or it is released. A worker that dies holding one: it lapses after a lease."""
 
-    def __init__(self, store: Store, ask: AdmissionAsk, claimed: Claimed) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ask: AdmissionAsk,
+        claimed: Claimed,
+        on_close: Callable[[Claim], None] = lambda _: None,
+    ) -> None:
         self._store = store
         self._ask = ask
         self._claimed = claimed
+        self._on_close = on_close
         self._open = True
 
     @property
@@ -87,12 +82,14 @@ class Claim:
         too (a Discord thread's parent channel, say). The cooldown stays."""
         if self._open:
             self._open = False
+            self._on_close(self)
             await self._store.claim_started(self._ask.platform, self._ask.channel, debate_id)
 
     async def release(self) -> None:
         """The start failed: free the channel and give the person their cooldown back."""
         if self._open:
             self._open = False
+            self._on_close(self)
             await self._store.give_back(self._ask, self._claimed)
 
     async def __aenter__(self) -> Claim:
@@ -104,47 +101,12 @@ class Claim:
         await self.release()
 
 
-@dataclass(eq=False)
-class Slot:
-    """A start in progress, counted against every limit until it has started or is released."""
-
-    platform: str
-    scope: str
-    channel: str
-    user: str
-    _admission: Admission = field(repr=False)
-    _previous_start: float | None = field(repr=False)
-    _at: float = field(repr=False)
-    _open: bool = field(default=True, repr=False)
-
-    def started(self) -> None:
-        """The debate runs (and counts itself from now on); the cooldown stays."""
-        if self._open:
-            self._open = False
-            self._admission._pending.discard(self)
-
-    def release(self) -> None:
-        """The start failed: free the slot and give the person their cooldown back."""
-        if self._open:
-            self._open = False
-            self._admission._give_back(self)
-
-    def __enter__(self) -> Slot:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.release()
-
-
 class Admission:
     def __init__(self, manager: DebateManager, clock: Clock, limits: LimitsSettings) -> None:
         self._manager = manager
         self._clock = clock
         self._limits = limits
-        self._last_start: dict[tuple[str, str], float] = {}
-        self._pending: set[Slot] = set()
+        self._open: set[Claim] = set()
 
     async def admit(self, *, platform: str, scope: str, channel: str, user: str) -> Claim:
         """Claim a start in the store, or raise AdmissionError (with a message for the person).
@@ -166,7 +128,8 @@ class Admission:
         result = await store.admit(ask)
         if isinstance(result, Refused):
             raise AdmissionError(refusal(result, limits))
-        claim = Claim(store, ask, result)
+        claim = Claim(store, ask, result, on_close=self._open.discard)
+        self._open.add(claim)
         try:
             self._manager.spending.check(platform=platform, scope=scope)  # daily budgets (core.spending)
         except BaseException:
@@ -174,51 +137,6 @@ class Admission:
             raise
         return claim
 
-    def reserve(self, *, platform: str, scope: str, channel: str, user: str) -> Slot:
-        """Take a slot for a start, or raise AdmissionError (with a message for the person).
-
-        Synchronous on purpose: the check and the reservation happen with no await in between.
-        """
-        self._check(platform=platform, scope=scope, channel=channel, user=user)
-        key = (platform, user)
-        now = self._clock.now()
-        slot = Slot(platform, scope, channel, user, self, self._last_start.get(key), now)
-        self._last_start[key] = now
-        self._pending.add(slot)
-        return slot
-
     def pending(self) -> int:
-        """Starts reserved and not yet running or released."""
-        return len(self._pending)
-
-    def _check(self, *, platform: str, scope: str, channel: str, user: str) -> None:
-        existing = self._manager.find(platform=platform, channel=channel)
-        if existing is not None:
-            raise AdmissionError(already_running(existing.spec.topic))
-        if any(s.platform == platform and s.channel == channel for s in self._pending):
-            raise AdmissionError(STARTING_HERE)
-        running = self._manager.running()
-        in_scope = [h for h in running if h.binding.platform == platform and h.binding.scope == scope]
-        starting = [s for s in self._pending if s.platform == platform and s.scope == scope]
-        if len(in_scope) + len(starting) >= self._limits.max_debates_per_scope:
-            raise AdmissionError(
-                scope_full(len(in_scope) + len(starting), self._limits.max_debates_per_scope)
-            )
-        if len(running) + len(self._pending) >= self._limits.max_concurrent_debates:
-            raise AdmissionError(TOO_MANY_DEBATES)
-        self._manager.spending.check(platform=platform, scope=scope)  # daily budgets in money (core.spending)
-        last = self._last_start.get((platform, user))
-        if last is not None:
-            wait = self._limits.user_cooldown - (self._clock.now() - last)
-            if wait > 0:
-                raise AdmissionError(cooling_down(wait))
-
-    def _give_back(self, slot: Slot) -> None:
-        self._pending.discard(slot)
-        key = (slot.platform, slot.user)
-        if self._last_start.get(key) != slot._at:
-            return  # a later start by the same person holds the cooldown now
-        if slot._previous_start is None:
-            self._last_start.pop(key, None)
-        else:
-            self._last_start[key] = slot._previous_start
+        """Starts this process has claimed that are neither running nor released yet."""
+        return len(self._open)

@@ -6,6 +6,12 @@ prioritised: a final state (a turn's text, a vote card, a closing card) waits it
 an interim state (streamed text, a running tally) goes only when the window has room to spare for
 finals (`try_take`), otherwise it is held and coalesced with the next one, or dropped when the final
 comes. A 429's Retry-After pauses the whole rate window (`pause`), not just the one call.
+
+A budget the platform gives the whole bot (Slack's Tier 3 per workspace, Discord's global requests
+per second per bot token) is spent by every worker of a deployment at once: such a window takes a
+`share`, this worker's fraction of it (adapters.delivery.shares; core.workers.BudgetShare), so N
+workers together stay within the published limit. A window bound to one channel or webhook is used
+only by the worker that runs that channel's debate and is not split.
 """
 
 from __future__ import annotations
@@ -32,13 +38,22 @@ class RateWindow:
     paused_until: float = 0.0
     taken: int = 0
     skipped: int = 0
+    share: Callable[[], float] | None = None
+    """This worker's fraction of a budget every worker spends (None: the whole limit is this one's)."""
+
+    @property
+    def allowed(self) -> int:
+        """The calls this worker may make in any `per` seconds: its share of `limit` (at least one)."""
+        if self.share is None:
+            return self.limit
+        return max(1, int(self.limit * self.share()))
 
     def _wait(self, now: float, reserve: int = 0) -> float:
         """Seconds until a call may go (0: now), keeping `reserve` calls of the window spare."""
         self.hits = [t for t in self.hits if now - t < self.per]
         if now < self.paused_until:
             return self.paused_until - now
-        room = self.limit - reserve
+        room = self.allowed - reserve
         if len(self.hits) < room:
             return 0.0
         if room <= 0:
@@ -48,7 +63,7 @@ class RateWindow:
     def try_take(self, *, spare: float = 0.4) -> bool:
         """For an interim state: take a call only if `spare` of the window stays free for finals."""
         now = self.now()
-        if self._wait(now, reserve=int(self.limit * spare)) > 0:
+        if self._wait(now, reserve=int(self.allowed * spare)) > 0:
             self.skipped += 1
             return False
         self.hits.append(now)
@@ -73,17 +88,23 @@ class RateWindow:
 
 class RateWindows:
     """The rate windows of one bot (one Slack workspace, one Discord application), by name; `limit_of`
-    maps a name to its published limit."""
+    maps a name to its published limit, `share_of` a name to this worker's share of it (None: not
+    split between workers)."""
 
-    def __init__(self, limit_of: Callable[[str], Limit]) -> None:
+    def __init__(
+        self,
+        limit_of: Callable[[str], Limit],
+        share_of: Callable[[str], Callable[[], float] | None] = lambda _: None,
+    ) -> None:
         self._limit_of = limit_of
+        self._share_of = share_of
         self._rates: dict[str, RateWindow] = {}
 
     def __getitem__(self, name: str) -> RateWindow:
         window = self._rates.get(name)
         if window is None:
             limit, per = self._limit_of(name)
-            window = self._rates[name] = RateWindow(limit, per)
+            window = self._rates[name] = RateWindow(limit, per, share=self._share_of(name))
         return window
 
     def items(self) -> list[tuple[str, RateWindow]]:

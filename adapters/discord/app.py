@@ -18,6 +18,7 @@ from adapters.discord.delivery.desk import DebateDesk
 from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.discord.delivery.webhooks import PersonaWebhooks
 from adapters.discord.inbound.commands import DebateCommands, build_group
+from adapters.discord.inbound.once import OnceTree
 from adapters.discord.launch import Launcher
 from adapters.discord.resume import Resumer
 from adapters.host import Host
@@ -44,6 +45,7 @@ class RostraBot(commands.Bot):
             intents=bot_intents(),
             allowed_mentions=NO_MENTIONS,
             help_command=None,
+            tree_cls=OnceTree,  # each interaction answered by one worker (inbound/once.py)
             shard_id=shards.shard_id,
             shard_count=shards.shard_count,
             http_trace=platform_trace("discord"),  # API requests, 429s, retries (adapters.metering)

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import discord
 
 from adapters.discord.delivery.sender import NO_MENTIONS
+from adapters.discord.inbound.once import first_delivery
 from adapters.host import Host
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,10 @@ class CardButton(
     ) -> CardButton:
         return cls(match["action"], match["debate"])
 
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        rt: Host | None = getattr(interaction.client, "rt", None)
+        return rt is None or await first_delivery(rt.store, interaction)  # one worker answers a click
+
     async def callback(self, interaction: discord.Interaction) -> None:
         commands: CardActions | None = getattr(interaction.client, "debate_commands", None)
         if commands is None:  # not Rostra's bot: nothing to do
@@ -92,8 +97,9 @@ async def press(commands: CardActions, interaction: discord.Interaction, action:
     if action == TRANSCRIPT:
         await commands.transcript(interaction, debate_id)
         return
+    record = await commands.rt.store.get_debate(debate_id)  # whichever worker runs it
     handle = commands.rt.manager.get(debate_id)
-    if handle is None or handle.done:
+    if record is None or record.status != "running" or (handle is not None and handle.done):
         await _tell(interaction, ENDED)
         return
     if action == STATUS:
@@ -101,7 +107,7 @@ async def press(commands: CardActions, interaction: discord.Interaction, action:
     elif action == STOP:
         confirm = discord.ui.View(timeout=None)
         confirm.add_item(CardButton(CONFIRM, debate_id))
-        await _tell(interaction, CONFIRM_TEXT.format(topic=handle.spec.topic), confirm)
+        await _tell(interaction, CONFIRM_TEXT.format(topic=record.topic), confirm)
     elif action == CONFIRM:
         log.info("debate %s: stop confirmed by %s", debate_id, interaction.user.id)
         await commands.stop(interaction)

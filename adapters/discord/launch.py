@@ -21,9 +21,9 @@ from adapters.discord.render import messages
 from adapters.discord.render.cards import clip
 from adapters.discord.results import START_CARD_KEY, DiscordResults, public_card
 from adapters.host import Host
-from core.admission import Slot
+from core.admission import Claim
 from core.documents import Document
-from core.errors import AdmissionError, DebateError
+from core.errors import DebateError
 from core.ports import Binding
 from core.spec import DebateSpec
 
@@ -98,8 +98,6 @@ class _Plan:
     guild: discord.Guild
     channel: discord.TextChannel | discord.Thread
     user: discord.Member | discord.User
-    slot: Slot
-    """Held from the checks on (before any await) until the debate runs or the start fails."""
 
 
 class Launcher:
@@ -115,26 +113,37 @@ class Launcher:
         if isinstance(plan, str):
             await interaction.response.send_message(plan, ephemeral=True, allowed_mentions=NO_MENTIONS)
             return
-        with plan.slot, self.desk.starting(plan.channel.id):
-            # files are checked only once downloaded: answer privately so a refusal stays private
-            private = request.has_files
-            await interaction.response.defer(thinking=True, ephemeral=private)
-            try:
-                spec = plan.spec or await self._spec_with_files(request)
-            except DebateError as exc:
-                await self._refuse_late(interaction, messages.option_error(str(exc)), private=private)
-                return
-            try:
-                thread = await self._thread(spec, plan)
-            except discord.HTTPException as exc:
-                log.warning("could not open a debate thread in %s: %s", plan.channel.id, exc)
-                await self._refuse_late(interaction, messages.cannot_open_thread(exc), private=private)
-                return
-            try:
-                debate_id = await self._launch(interaction, spec, plan, thread)
-            except DebateError as exc:
-                await self._refuse_late(interaction, str(exc), private=private)
-                return
+        try:  # the last check, claimed in the store: the same answer from every worker
+            claim = await self.rt.admission.admit(
+                platform=PLATFORM,
+                scope=str(plan.guild.id),
+                channel=str(plan.channel.id),
+                user=str(plan.user.id),
+            )
+        except DebateError as exc:  # AdmissionError, or the store could not answer
+            await interaction.response.send_message(str(exc), ephemeral=True, allowed_mentions=NO_MENTIONS)
+            return
+        async with claim:  # released (cooldown given back) unless the debate starts
+            with self.desk.starting(plan.channel.id):
+                # files are checked only once downloaded: answer privately so a refusal stays private
+                private = request.has_files
+                await interaction.response.defer(thinking=True, ephemeral=private)
+                try:
+                    spec = plan.spec or await self._spec_with_files(request)
+                except DebateError as exc:
+                    await self._refuse_late(interaction, messages.option_error(str(exc)), private=private)
+                    return
+                try:
+                    thread = await self._thread(spec, plan)
+                except discord.HTTPException as exc:
+                    log.warning("could not open a debate thread in %s: %s", plan.channel.id, exc)
+                    await self._refuse_late(interaction, messages.cannot_open_thread(exc), private=private)
+                    return
+                try:
+                    debate_id = await self._launch(interaction, spec, plan, thread, claim)
+                except DebateError as exc:
+                    await self._refuse_late(interaction, str(exc), private=private)
+                    return
         card: discord.Message | None = await interaction.followup.send(
             messages.started(thread.id, spec.topic),
             allowed_mentions=NO_MENTIONS,
@@ -179,13 +188,7 @@ class Launcher:
         busy = self._busy(channel.id)
         if busy is not None:
             return busy
-        try:  # the last check: from here the start holds its slot (released if it fails)
-            slot = self.rt.admission.reserve(
-                platform=PLATFORM, scope=str(guild.id), channel=str(channel.id), user=str(user.id)
-            )
-        except AdmissionError as exc:
-            return str(exc)
-        return _Plan(spec, guild, channel, user, slot)
+        return _Plan(spec, guild, channel, user)
 
     def _busy(self, channel_id: int) -> str | None:
         running = self.desk.in_channel(channel_id)
@@ -215,7 +218,12 @@ class Launcher:
         )
 
     async def _launch(
-        self, interaction: discord.Interaction, spec: DebateSpec, plan: _Plan, thread: discord.Thread
+        self,
+        interaction: discord.Interaction,
+        spec: DebateSpec,
+        plan: _Plan,
+        thread: discord.Thread,
+        claim: Claim,
     ) -> str:
         me = interaction.client.user
         assert me is not None
@@ -238,7 +246,7 @@ class Launcher:
             await sink.aclose()
             raise
         sink.attach(handle)
-        plan.slot.started()
+        await claim.started(handle.debate_id)
         self.desk.add(Running(handle, sink, thread.id, plan.channel.id))
         for key, value in (
             ("discord.guild_id", plan.guild.id),

@@ -15,7 +15,7 @@ from adapters.host import Host
 from adapters.slack.ballots.buttons.handlers import register_ballot_buttons
 from adapters.slack.controls.handlers import register_card_buttons
 from adapters.slack.delivery.metered import MeteredWebClient, counting_retries
-from adapters.slack.delivery.rates import limits_for, share_rates
+from adapters.slack.delivery.rates import limits_for, share_rates, slack_share
 from adapters.slack.delivery.retry import retry_handlers
 from adapters.slack.errors import SlackConfigError
 from adapters.slack.inbound.dispatch import SlackFrontEnd
@@ -64,7 +64,8 @@ def make_web_client(token: str | None, settings: SlackSettings) -> AsyncWebClien
     """A Web API client that waits out 429s (Retry-After) and retries dropped connections and 5xx
     for the calls that are safe to repeat (see adapters/slack/delivery/retry.py); it reports requests, 429s
     and retries (adapters.slack.delivery.metered)."""
-    rates = RateWindows(limits_for(settings.install))  # the workspace's rate windows, shared by its debates
+    # the workspace's rate windows, shared by its debates (and split among the live workers)
+    rates = RateWindows(limits_for(settings.install), slack_share)
     client = MeteredWebClient(
         token=token,
         base_url=settings.api_url.rstrip("/") + "/",

@@ -43,9 +43,9 @@ from adapters.slack.render import messages
 from adapters.slack.render.cards import pending_card
 from adapters.slack.results import SlackResults
 from adapters.slack.settings import SlackSettings
-from core.admission import Slot
+from core.admission import Claim
 from core.clock import Clock, RealClock
-from core.errors import AdmissionError, DebateError
+from core.errors import DebateError
 from core.ports import Binding
 from core.spec import DebateSpec
 
@@ -107,21 +107,21 @@ class Launcher:
             await replies.say(messages.BUSY)
             return
         try:
-            try:  # reserved with no await since the check: simultaneous starts cannot all pass
-                slot = self.rt.admission.reserve(
+            try:  # claimed in the store: every worker counts the same starts, one claim per channel
+                claim = await self.rt.admission.admit(
                     platform=PLATFORM, scope=request.team, channel=request.channel, user=request.user
                 )
-            except AdmissionError as exc:
+            except DebateError as exc:  # AdmissionError, or the store could not answer
                 await replies.say(messages.refusal(str(exc)))
                 return
-            with slot:  # released (cooldown given back) unless the debate starts
+            async with claim:  # released (cooldown given back) unless the debate starts
                 if attachments:
                     try:
                         spec = await self._read_documents(spec, attachments)
                     except (DebateError, AttachmentError) as exc:
                         await replies.say(messages.refusal(str(exc)))
                         return
-                await self._launch(request, spec, replies, bot_user_id, slot)
+                await self._launch(request, spec, replies, bot_user_id, claim)
         finally:
             lock.release()
 
@@ -167,7 +167,7 @@ class Launcher:
         return self.rt.manager.prepare(replace(spec, options=options)).spec
 
     async def _launch(
-        self, request: Request, spec: DebateSpec, replies: Replies, bot_user_id: str | None, slot: Slot
+        self, request: Request, spec: DebateSpec, replies: Replies, bot_user_id: str | None, claim: Claim
     ) -> None:
         """Post the opening card (so the thread exists), then start the debate into it."""
         text, blocks = pending_card(spec.topic, spec.format)
@@ -204,7 +204,7 @@ class Launcher:
             await self._withdraw_card(request.channel, thread_ts, str(exc))
             await replies.say(messages.could_not_start(str(exc)))
             return
-        slot.started()
+        await claim.started(handle.debate_id)
         self.desk.track(sink)
         sink.attach(handle, self.desk.forget)
         self.results.follow(handle, sink)

@@ -83,11 +83,11 @@ async def test_the_daily_budget_per_server_refuses_the_next_debate_there_only(tm
         spent = rt.manager.spending.spent(platform="discord", scope="g1")
         assert spent >= 0.5
         with pytest.raises(AdmissionError) as refused:
-            rt.admission.reserve(platform="discord", scope="g1", channel="c2", user="u2")
+            await rt.admission.admit(platform="discord", scope="g1", channel="c2", user="u2")
         assert str(refused.value).startswith("This server's daily budget of $0.5000 is spent")
         assert "new debates can start again in" in str(refused.value)
         # another server is not affected
-        rt.admission.reserve(platform="discord", scope="g2", channel="c9", user="u2").release()
+        await (await rt.admission.admit(platform="discord", scope="g2", channel="c9", user="u2")).release()
     # A restart does not reset the day: the ledger is seeded from the stored debates.
     async with Runtime(config, clock=FakeClock()) as rt:
         assert rt.manager.spending.spent(platform="discord", scope="g1") == pytest.approx(spent)

@@ -16,6 +16,7 @@ from typing import Any
 import discord
 
 from adapters.discord.delivery.sender import NO_MENTIONS
+from adapters.discord.inbound.once import first_delivery
 from adapters.host import Host
 from adapters.stored_cards import StoredCards
 from core.errors import BallotClosedError, BallotError, StoreError
@@ -62,6 +63,10 @@ class BallotButton(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
     ) -> BallotButton:
         return cls(match["debate"], match["vote"], match["key"])
+
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        rt: Host | None = getattr(interaction.client, "rt", None)
+        return rt is None or await first_delivery(rt.store, interaction)  # one worker answers a click
 
     async def callback(self, interaction: discord.Interaction) -> None:
         rt: Host | None = getattr(interaction.client, "rt", None)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Callable
 
 import discord
 
+from adapters.delivery import shares
 from adapters.delivery.rates import Limit, RateWindows
 
 log = logging.getLogger(__name__)
@@ -45,10 +47,15 @@ def discord_limit(name: str) -> Limit:
     return WEBHOOK_LIMIT if name.startswith("webhook:") else CHANNEL_LIMIT
 
 
+def discord_share(name: str) -> Callable[[], float] | None:
+    """The global budget belongs to the bot token, which every Discord worker spends: split."""
+    return shares.of("discord") if name == "global" else None
+
+
 class PersonaWebhooks:
     def __init__(self, name: str) -> None:
         self.name = name
-        self.rates = RateWindows(discord_limit)
+        self.rates = RateWindows(discord_limit, discord_share)
         """The bot's rate windows, shared by all its debates (one webhook per channel serves them all)."""
         self._hooks: dict[int, discord.Webhook] = {}
         self._locks: dict[int, asyncio.Lock] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import discord
 from discord import app_commands
@@ -18,7 +19,6 @@ from adapters.host import Host
 from adapters.stored_debates import latest_debate, named_debate
 from core.formats import FORMATS
 from core.ports import DebateRecord
-from core.session import DebateHandle
 from core.settings import FormatsSettings
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,7 @@ MAX_TOPIC_OPTION = 2000  # the most limits.max_topic_length allows; the configur
 # arena's duration and exchanges, as core.settings.ArenaSettings bounds them (and the descriptions say)
 MIN_DURATION, MAX_DURATION = 30, 7200
 MIN_EXCHANGES, MAX_EXCHANGES = 1, 10
+STOP_WAIT = 1.5  # seconds to watch a debate another worker runs end (Discord wants an answer in 3)
 
 HUMAN_CHOICES = [
     app_commands.Choice(name="off: people watch; the AI voters decide", value="off"),
@@ -45,6 +46,15 @@ def format_choices() -> list[app_commands.Choice[str]]:
     ]
 
 
+@dataclass(frozen=True)
+class Here:
+    """The debate running in a channel or thread, as the controls need it."""
+
+    debate_id: str
+    started_by: str
+    thread_id: int
+
+
 class DebateCommands:
     def __init__(self, rt: Host, desk: DebateDesk, launcher: Launcher) -> None:
         self.rt = rt
@@ -52,44 +62,59 @@ class DebateCommands:
         self.launcher = launcher
         self.settings = rt.config.discord
 
-    def _here(self, channel_id: int | None) -> tuple[DebateHandle, int] | None:
-        """The debate running in this thread or started from this channel, with its thread id."""
+    async def _here(self, channel_id: int | None) -> Here | None:
+        """The debate running in this thread or started from this channel (on any worker)."""
         if channel_id is None:
             return None
         running = self.desk.in_channel(channel_id)
         if running is not None:
-            return running.handle, running.thread_id
-        handle = self.rt.manager.find(platform=PLATFORM, channel=str(channel_id))
-        return (handle, channel_id) if handle is not None else None
+            handle = running.handle
+            return Here(handle.debate_id, handle.binding.started_by, running.thread_id)
+        record = await self.rt.manager.find_running(platform=PLATFORM, channel=str(channel_id))
+        if record is None:
+            return None
+        thread = record.binding.channel  # a Discord debate is bound to its thread
+        return Here(record.id, record.binding.started_by, int(thread) if thread.isdigit() else channel_id)
 
     async def _tell(self, interaction: discord.Interaction, text: str) -> None:
         await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
     async def stop(self, interaction: discord.Interaction) -> None:
-        found = self._here(interaction.channel_id)
+        found = await self._here(interaction.channel_id)
         if found is None:
             await self._tell(interaction, messages.NO_DEBATE_HERE)
             return
-        handle, thread_id = found
         user = interaction.user
         roles = self.settings.starter_roles
-        starter = handle.binding.started_by
+        starter = found.started_by
         if not may_stop(user, interaction.permissions, roles, starter=starter):
             await self._tell(interaction, messages.not_starter(starter, roles))
             return
-        if handle.done:
-            await self._tell(interaction, messages.ALREADY_ENDING)
+        reason = f"stopped by {user.display_name}"
+        handle = self.rt.manager.get(found.debate_id)
+        if handle is not None:  # run here: told at once
+            if handle.done:
+                await self._tell(interaction, messages.ALREADY_ENDING)
+                return
+            await handle.stop(reason)
+            await self._tell(interaction, messages.stopping(found.thread_id))
             return
-        await handle.stop(f"stopped by {user.display_name}")
-        await self._tell(interaction, messages.stopping(thread_id))
+        # another worker runs it: the stop goes through the store (within Discord's 3 s to answer)
+        answer = await self.rt.manager.request_stop(found.debate_id, reason, wait=STOP_WAIT)
+        if answer == "stopped":
+            await self._tell(interaction, messages.stopping(found.thread_id))
+        elif answer == "requested":
+            await self._tell(interaction, messages.stop_requested(found.thread_id))
+        else:
+            await self._tell(interaction, messages.ALREADY_ENDING)
 
     async def status(self, interaction: discord.Interaction) -> None:
-        found = self._here(interaction.channel_id)
-        if found is None:
+        found = await self._here(interaction.channel_id)
+        view = await self.rt.manager.status_of(found.debate_id) if found is not None else None
+        if found is None or view is None:
             await self._tell(interaction, messages.NO_DEBATE_HERE)
             return
-        handle, thread_id = found
-        await self._tell(interaction, messages.status_text(handle.status(), thread_id))
+        await self._tell(interaction, messages.status_text(view, found.thread_id))
 
     async def transcript(self, interaction: discord.Interaction, debate_id: str | None) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
@@ -114,9 +139,9 @@ class DebateCommands:
             if record is None:
                 return None
             return record if await self._may_read(interaction, record) else None
-        found = self._here(interaction.channel_id)
+        found = await self._here(interaction.channel_id)
         if found is not None:
-            return await self.rt.store.get_debate(found[0].debate_id)
+            return await self.rt.store.get_debate(found.debate_id)
         here = str(interaction.channel_id)
 
         async def started_here(record: DebateRecord) -> bool:

@@ -66,6 +66,12 @@ def stopping(thread_id: int) -> str:
     return f"Stopping the debate; its closing card follows in <#{thread_id}>."
 
 
+def stop_requested(thread_id: int) -> str:
+    return (
+        f"Asked the debate to stop; it ends within moments, and its closing card follows in <#{thread_id}>."
+    )
+
+
 def no_webhooks(channel_id: int) -> str:
     return (
         f"⚠️ Personas speak as Rostra in this debate because I can't manage webhooks in <#{channel_id}>."

@@ -1,5 +1,9 @@
 """The work behind `stop`, `status` and `transcript` (typed or clicked on the opening card): who
-may stop a debate, what it is doing, its transcript attached in the channel."""
+may stop a debate, what it is doing, its transcript attached in the channel.
+
+Every answer comes from the store, so it is the same on whichever worker the request lands: the
+channel's running debate is looked up there, its status is rebuilt from its stored log when another
+worker runs it, and a stop is left there for its owner (the reply says whether it has ended yet)."""
 
 from __future__ import annotations
 
@@ -26,12 +30,14 @@ from adapters.slack.inbound.replies import Replies
 from adapters.slack.inbound.requests import Request
 from adapters.slack.render import messages
 from adapters.slack.settings import SlackSettings
-from core.session import DebateHandle
+from core.errors import StoreError
+from core.ports import DebateRecord
 
 log = logging.getLogger(__name__)
 
 CHECK_TIMEOUT = 2.0  # seconds for the permission check (user groups) before a stop is refused
 STOP_REASON = "stopped by a member of the channel"
+STOP_WAIT = 5.0  # seconds to watch a debate another worker runs end, before answering
 
 
 class Controls:
@@ -40,22 +46,32 @@ class Controls:
         self._stoppers = StopPolicy(settings)
         self.transcripts = TranscriptLimit()
 
-    def running(self, channel: str) -> DebateHandle | None:
-        return self.rt.manager.find(platform=PLATFORM, channel=channel)
+    async def running(self, channel: str) -> DebateRecord | None:
+        """The debate running in the channel, whichever worker runs it."""
+        return await self.rt.manager.find_running(platform=PLATFORM, channel=channel)
 
     async def status(self, request: Request, replies: Replies) -> None:
-        handle = self.running(request.channel)
-        await replies.say(messages.status_text(handle.status()) if handle else messages.NOTHING_RUNNING)
+        try:
+            record = await self.running(request.channel)
+            view = await self.rt.manager.status_of(record.id) if record is not None else None
+        except StoreError as exc:
+            await replies.say(messages.refusal(str(exc)))
+            return
+        await replies.say(messages.status_text(view) if view is not None else messages.NOTHING_RUNNING)
 
     async def stop(self, request: Request, replies: Replies) -> None:
-        handle = self.running(request.channel)
-        if handle is None:
+        try:
+            record = await self.running(request.channel)
+        except StoreError as exc:
+            await replies.say(messages.refusal(str(exc)))
+            return
+        if record is None:
             await replies.say(messages.NOTHING_RUNNING)
             return
         try:
             allowed = await asyncio.wait_for(
                 self._stoppers.allows(
-                    self.client, request.user, starter=handle.binding.started_by, channel=request.channel
+                    self.client, request.user, starter=record.binding.started_by, channel=request.channel
                 ),
                 CHECK_TIMEOUT,
             )
@@ -68,13 +84,23 @@ class Controls:
         if not allowed:
             await replies.say(messages.STOP_NOT_PERMITTED)
             return
-        log.info("debate %s: stop asked by %s", handle.debate_id, request.user)
+        log.info("debate %s: stop asked by %s", record.id, request.user)
         sink = self.desk.sink_in(request.channel)
-        if sink is not None and sink.debate_id == handle.debate_id:
+        if sink is not None and sink.debate_id == record.id:  # run here: stopped at once
             await sink.stop(STOP_REASON)
-        else:
-            await handle.stop(STOP_REASON)
-        await replies.say(messages.stopping(handle.spec.topic))
+            await replies.say(messages.stopping(record.topic))
+            return
+        try:
+            answer = await self.rt.manager.request_stop(record.id, STOP_REASON, wait=STOP_WAIT)
+        except StoreError as exc:
+            await replies.say(messages.refusal(str(exc)))
+            return
+        if answer == "stopped":
+            await replies.say(messages.stopping(record.topic))
+        elif answer == "requested":
+            await replies.say(messages.stop_requested(record.topic))
+        else:  # it ended meanwhile
+            await replies.say(messages.NOTHING_RUNNING)
 
     async def transcript(self, request: Request, debate_id: str | None, replies: Replies) -> None:
         record = await find_record(self.rt, team=request.team, channel=request.channel, debate_id=debate_id)

@@ -23,6 +23,7 @@ from adapters.host import Host
 from adapters.slack.controls.blocks import STATUS_ACTION, STOP_ACTION, TRANSCRIPT_ACTION
 from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.inbound.dispatch import SlackFrontEnd
+from adapters.slack.inbound.once import first_delivery, trigger_key
 from adapters.slack.inbound.replies import MentionReplies
 from adapters.slack.inbound.requests import Request
 
@@ -36,11 +37,11 @@ SLACK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
 
 async def card_debate(rt: Host, *, team: str, channel: str, ts: str) -> tuple[str, bool] | None:
     """The id of the debate whose opening card is (channel, ts), and whether it is running."""
-    handle = rt.manager.find(platform=PLATFORM, channel=channel)
-    if handle is not None:
-        values = await rt.store.binding_values(handle.debate_id)
+    running = await rt.manager.find_running(platform=PLATFORM, channel=channel)  # on any worker
+    if running is not None:
+        values = await rt.store.binding_values(running.id)
         if values.get("thread_ts") == ts:
-            return handle.debate_id, True
+            return running.id, True
     for record in await rt.store.list_debates(RECENT):
         b = record.binding
         if b.platform != PLATFORM or b.scope != team or b.channel != channel:
@@ -59,6 +60,8 @@ def register_card_buttons(app: AsyncApp, front: SlackFrontEnd) -> None:
         context: AsyncBoltContext,
     ) -> None:
         await ack()
+        if not await first_delivery(front.rt.store, trigger_key(body, "action")):
+            return  # this click was handled already, here or on another worker
         container = body.get("container") or {}
         channel = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
         ts = str(container.get("message_ts") or "")

@@ -12,6 +12,7 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.delivery import shares
 from adapters.delivery.rates import Limit, RateWindows
 
 TIER3: Limit = (50, 60.0)  # chat.update, chat.delete, reactions.add, conversations.replies: per workspace
@@ -47,6 +48,12 @@ def limits_for(install: str) -> Callable[[str], Limit]:
     return limit
 
 
+def slack_share(name: str) -> Callable[[], float] | None:
+    """The workspace's Tier 3 budget is spent by every Slack worker: split. A channel's posts come
+    from the one worker that runs its debate: not split."""
+    return None if name.startswith("chat.postMessage:") else shares.of("slack")
+
+
 def scaled(limit: Limit, time_factor: float) -> Limit:
     """The same limit with time compressed by `time_factor` (tests run Slack's rules faster)."""
     return limit[0], limit[1] * time_factor
@@ -64,7 +71,7 @@ def rates_of(client: AsyncWebClient) -> RateWindows:
     """The workspace's rate windows (one Web API client per workspace token)."""
     rates = _RATES.get(client)
     if rates is None:
-        rates = _RATES[client] = RateWindows(slack_limit)
+        rates = _RATES[client] = RateWindows(slack_limit, slack_share)
     return rates
 
 

@@ -14,6 +14,7 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.inbound.dispatch import SlackFrontEnd
+from adapters.slack.inbound.once import event_key, first_delivery, trigger_key
 from adapters.slack.inbound.replies import MentionReplies, SlashReplies
 from adapters.slack.inbound.requests import mention_request, reaction_request, slash_request
 from adapters.slack.install.scopes import SLASH_COMMAND
@@ -82,7 +83,7 @@ def register(app: AsyncApp, front: SlackFrontEnd) -> None:
     async def on_mention(
         body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient
     ) -> None:
-        if seen.repeat(body.get("event_id")):
+        if seen.repeat(body.get("event_id")) or not await first_delivery(front.rt.store, event_key(body)):
             return
         request = mention_request(body, event, context.bot_user_id)
         # Bolt's client carries the token of the workspace the mention came from
@@ -91,7 +92,10 @@ def register(app: AsyncApp, front: SlackFrontEnd) -> None:
     async def on_command(
         ack: AsyncAck, respond: AsyncRespond, command: dict[str, Any], context: AsyncBoltContext
     ) -> None:
-        if triggers.repeat(command.get("trigger_id")):  # the same request again: do nothing twice
+        if triggers.repeat(command.get("trigger_id")) or not await first_delivery(  # the same request
+            front.rt.store,
+            trigger_key(command),  # again, here or on another worker: do nothing twice
+        ):
             await ack()
             return
         replies = SlashReplies(ack, respond)
@@ -101,7 +105,7 @@ def register(app: AsyncApp, front: SlackFrontEnd) -> None:
             await replies.close()
 
     async def on_reaction(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> None:
-        if seen.repeat(body.get("event_id")):
+        if seen.repeat(body.get("event_id")) or not await first_delivery(front.rt.store, event_key(body)):
             return
         reaction = reaction_request(event, added=event.get("type") == "reaction_added")
         if reaction is None:

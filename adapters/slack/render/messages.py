@@ -87,6 +87,13 @@ def stopping(topic: str) -> str:
     return f"Stopping the debate on *{escape(topic)}*; the closing card follows in its thread."
 
 
+def stop_requested(topic: str) -> str:
+    return (
+        f"Asked the debate on *{escape(topic)}* to stop; it ends within moments, "
+        "and its closing card follows in its thread."
+    )
+
+
 def status_text(view: DebateStatusView) -> str:
     bits = [f"phase *{escape(view.phase)}*"]
     if view.round:

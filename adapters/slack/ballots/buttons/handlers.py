@@ -22,6 +22,7 @@ from adapters.host import Host
 from adapters.slack.ballots.buttons.blocks import ACTION_PREFIX, read_value
 from adapters.slack.ballots.remote import RemoteVotes
 from adapters.slack.controls.transcripts import PLATFORM
+from adapters.slack.inbound.once import first_delivery, trigger_key
 from adapters.slack.render.text import escape
 from core.errors import BallotClosedError, BallotError, StoreError
 from core.session import DebateHandle
@@ -75,7 +76,13 @@ async def vote_by_button(
     """Cast the click's vote; what to tell the person. `remote` passes on votes for debates another
     worker runs."""
     read = read_value(value)
-    handle = rt.manager.find(platform=PLATFORM, channel=channel)
+    try:
+        running = await rt.manager.find_running(platform=PLATFORM, channel=channel)
+    except StoreError:
+        return UNAVAILABLE
+    handle = rt.manager.get(running.id) if running is not None else None  # None: not run here
+    if handle is not None and handle.done:
+        handle = None
     if read is not None and handle is None and remote is not None:  # another worker runs it
         return await vote_elsewhere(
             remote, channel=channel, thread_ts=thread_ts, user=user, name=name, read=read
@@ -107,6 +114,8 @@ def register_ballot_buttons(app: AsyncApp, rt: Host) -> None:
         ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], client: AsyncWebClient
     ) -> None:
         await ack()
+        if not await first_delivery(rt.store, trigger_key(body, "action")):
+            return  # this click was handled already, here or on another worker
         container = body.get("container") or {}
         message = body.get("message") or {}
         channel = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
