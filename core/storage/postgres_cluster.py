@@ -5,6 +5,7 @@ statements: `core.storage.cluster`). Mixed into `PostgresStore`: writes go throu
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -20,7 +21,9 @@ CLUSTER = cluster.POSTGRES
 T = TypeVar("T")
 
 
-class PostgresCluster:
+class PostgresCluster(ABC):
+    """The driver supplies its writer, reader and fence; these operations run on them."""
+
     settings: StorageSettings
     _owner: str
     _claims: set[tuple[str, str]]
@@ -28,17 +31,21 @@ class PostgresCluster:
     _purging: bool
     _role: str | None
 
+    @abstractmethod
     async def _write(self, op: Callable[[asyncpg.Connection], Awaitable[Any]]) -> Any:
-        raise NotImplementedError
+        """See the driver."""
 
+    @abstractmethod
     async def _read(self, statement: str, *args: Any) -> list[Any]:
-        raise NotImplementedError
+        """See the driver."""
 
+    @abstractmethod
     async def _alone(self, op: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
-        raise NotImplementedError
+        """See the driver."""
 
+    @abstractmethod
     async def _fence(self, conn: asyncpg.Connection, debate_id: str, *, unowned_ok: bool = False) -> None:
-        raise NotImplementedError
+        """See the driver."""
 
     async def post_vote(self, debate_id: str, payload: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,21 +19,26 @@ SQL = sql.SQLITE
 CLUSTER = cluster.SQLITE
 
 
-class SQLiteCluster:
+class SQLiteCluster(ABC):
+    """The driver supplies its writer, reader and fence; these operations run on them."""
+
     settings: StorageSettings
     _owner: str
     _claims: set[tuple[str, str]]
     _purging: bool
     _role: str | None
 
+    @abstractmethod
     async def _write(self, op: Callable[[sqlite3.Connection], Any], *, savepoint: bool = True) -> Any:
-        raise NotImplementedError
+        """See the driver."""
 
+    @abstractmethod
     async def _read(self, statement: str, params: Sequence[Any]) -> list[Any]:
-        raise NotImplementedError
+        """See the driver."""
 
+    @abstractmethod
     def _fence(self, conn: sqlite3.Connection, debate_id: str, *, unowned_ok: bool = False) -> None:
-        raise NotImplementedError
+        """See the driver."""
 
     async def post_vote(self, debate_id: str, payload: str) -> None:
         def op(conn: sqlite3.Connection) -> None:
