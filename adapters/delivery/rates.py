@@ -17,8 +17,10 @@ only by the worker that runs that channel's debate and is not split.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 Limit = tuple[int, float]  # at most this many calls in any this many seconds
@@ -80,6 +82,20 @@ class RateWindow:
         """Count a call made without waiting (its pacing is left to the SDK)."""
         self.hits.append(self.now())
         self.taken += 1
+
+    @asynccontextmanager
+    async def held(self) -> AsyncIterator[None]:
+        """Take a call for a request the SDK makes later inside the block (one of several steps):
+        its slot is stamped again when the block ends, since the platform counts the request when
+        it arrives, which may be well after the take."""
+        await self.take()
+        taken_at = self.hits[-1]
+        try:
+            yield
+        finally:
+            if taken_at in self.hits:
+                self.hits.remove(taken_at)
+                bisect.insort(self.hits, self.now())
 
     def pause(self, seconds: float) -> None:
         """A 429 said wait `seconds`: nobody uses this rate window until then."""

@@ -4,6 +4,8 @@ workspace's rate windows first, so a closing picture and a transcript stay withi
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
+
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.rates import UPLOAD_METHODS, rates_of
@@ -24,8 +26,21 @@ async def upload_file(
 ) -> None:
     """Upload `content` (text, or an image's bytes with its `alt` text). Raises Slack errors."""
     rates = rates_of(client)
-    for method in UPLOAD_METHODS:  # one of each per file
-        await rates[method].take()
+    async with AsyncExitStack() as held:
+        for method in UPLOAD_METHODS:  # one of each per file, counted until the upload is done
+            await held.enter_async_context(rates[method].held())
+        await _upload(client, channel, thread_ts, filename, content, title, alt)
+
+
+async def _upload(
+    client: AsyncWebClient,
+    channel: str,
+    thread_ts: str | None,
+    filename: str,
+    content: str | bytes,
+    title: str,
+    alt: str,
+) -> None:
     if isinstance(content, bytes):
         await client.files_upload_v2(
             channel=channel,

@@ -46,3 +46,16 @@ def test_budgets_are_shared_by_name() -> None:
     rates = RateWindows(lambda name: (5, 2.0) if name.startswith("webhook") else (50, 1.0))
     assert rates["webhook:1"] is rates["webhook:1"]
     assert (rates["webhook:1"].limit, rates["global"].limit) == (5, 50)
+
+
+async def test_a_held_call_counts_from_when_its_request_was_done() -> None:
+    """A call the SDK makes late inside a multi-step request (Slack's upload completion) is counted
+    from the end of the step, since the platform counts it when it arrives, not when it was taken."""
+    clock = Clock()
+    window = RateWindow(1, 10.0, now=clock)
+    async with window.held():
+        clock.t += 8.0  # the request took 8 s to reach the platform
+    clock.t += 3.0  # 11 s after the take, 3 s after the request arrived
+    assert window.try_take(spare=0) is False  # the platform would still count that request
+    clock.t += 7.0
+    assert window.try_take(spare=0) is True
