@@ -205,18 +205,36 @@ class DiscordSink(ThreadSink):
         """Show one event (the queue's worker calls it, in order). An event whose delivery failed
         counts as delivered too (the queue logs the failure): it is not shown again after a restart."""
         self._debate_id = self._debate_id or event.debate_id
-        events = [event]
-        if isinstance(event, VotingStarted):  # a window already opening on it: one post shows both
-            window = self._queue.pull(lambda e: isinstance(e, HumanVoteOpened) and e.vote_id == event.vote_id)
-            events += [window] if window is not None else []
+        events = self._shown_with(event)
         try:
             await self._show_events(events)
         finally:
             seq = max(e.seq for e in events)
-            if not isinstance(event, TurnDelta) and not self._closed and not _cancelling():
-                if seq > self._delivered:
-                    self._delivered = seq
-                    await self._remember(DELIVERED_KEY, str(seq))
+            shown = not isinstance(event, TurnDelta) and not self._closed and not _cancelling()
+            if shown and seq > self._delivered:
+                self._delivered = seq
+                await self._remember(DELIVERED_KEY, str(seq))
+
+    def _shown_with(self, event: Event) -> list[Event]:
+        """`event` and the queued events one post or edit shows with it: a card's opening window,
+        and the AI votes on the card it overtook (one edit shows them all)."""
+        events = [event]
+        window: Event | None = event
+        if isinstance(event, VotingStarted):  # a window already opening on it: one post shows both
+            window = self._queue.pull(lambda e: isinstance(e, HumanVoteOpened) and e.vote_id == event.vote_id)
+        if not isinstance(window, HumanVoteOpened):
+            return events
+        opened = window
+
+        def overtaken(e: Event) -> bool:
+            same_card = isinstance(e, VoteCast | VoteWithdrawn) and e.vote_id == opened.vote_id
+            return same_card and e.seq < opened.seq
+
+        while (vote := self._queue.pull(overtaken)) is not None:
+            events.insert(-1 if opened is event else len(events), vote)
+        if opened is not event:
+            events.append(opened)
+        return events
 
     async def _show_events(self, events: list[Event]) -> None:
         ops = _merged([op for event in events for op in self._view.render(event)])

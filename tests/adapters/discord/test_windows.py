@@ -36,9 +36,9 @@ def _visible_at(requests: list[Request], *, buttons: bool) -> float:
         and any("voting closes <t:" in (e.get("description") or "") for e in r.body["embeds"])
     )
     if buttons:
-        ballot = min(r.at for r in requests if r.method == "PATCH" and r.status == 200 and r.body.get("components"))
+        ballot = min(r.at for r in requests if r.method == "PATCH" and r.body.get("components"))
     else:
-        ballot = max(r.at for r in requests if r.method == "PUT" and "/reactions/" in r.path and r.status == 204)
+        ballot = max(r.at for r in requests if r.method == "PUT" and "/reactions/" in r.path)
     return max(countdown, ballot)
 
 
