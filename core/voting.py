@@ -40,7 +40,9 @@ class WindowResume(Protocol):
 
 CARD_WAIT = 120.0
 """Seconds a window waits for its card to be shown before the vote goes on without people."""
-CARD_NOT_SHOWN = "The vote card could not be shown here, so this vote went ahead as if nobody voted."
+CARD_NOT_SHOWN = (
+    "The vote card or its ballot could not be shown here, so this vote went ahead as if nobody voted."
+)
 
 
 class CardsShown:

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from slack_sdk.errors import SlackApiError
@@ -33,7 +33,7 @@ from adapters.slack.delivery.sender import PersonaIdentity, SlackSender, api_err
 from adapters.slack.delivery.throttle import EditThrottle
 from adapters.slack.render.emoji import option_reactions
 from adapters.slack.render.events import SlackView
-from adapters.slack.render.ops import Op, Update, Upload, vote_key
+from adapters.slack.render.ops import Op, Post, Update, Upload, vote_key
 from adapters.slack.settings import SlackSettings
 from core.clock import Clock, RealClock
 from core.events import (
@@ -244,16 +244,43 @@ class SlackSink(ThreadSink):
                 await self._apply(op)
             return
         event = item.event
+        window = self._pull_window(event, live=item.live) if isinstance(event, VotingStarted) else None
         if isinstance(event, HumanVoteOpened):
             await self._overtaken(event, live=item.live)
+        seq = event.seq if window is None else window.seq
         try:
-            await self._deliver(event, live=item.live)
+            if isinstance(event, VotingStarted) and window is not None:
+                await self._deliver_opened(event, window, live=item.live)
+            else:
+                await self._deliver(event, live=item.live)
         except Exception:
             if not isinstance(event, TurnDelta):
-                await self._shown(event.seq)
+                await self._shown(seq)
             raise
         if not isinstance(event, TurnDelta):
-            await self._shown(event.seq)
+            await self._shown(seq)
+
+    def _pull_window(self, started: VotingStarted, *, live: bool) -> HumanVoteOpened | None:
+        """The card's window, when it is already queued: one post shows the card open."""
+        item = self._queue.pull(
+            lambda i: (
+                isinstance(i, _Queued)
+                and i.live == live
+                and isinstance(i.event, HumanVoteOpened)
+                and i.event.vote_id == started.vote_id
+            )
+        )
+        return item.event if isinstance(item, _Queued) and isinstance(item.event, HumanVoteOpened) else None
+
+    async def _deliver_opened(self, started: VotingStarted, window: HumanVoteOpened, *, live: bool) -> None:
+        """A vote card and its window's opening in one post (the AI votes between them too)."""
+        posted = list(self._view.render(started))
+        await self._overtaken(window, live=live)
+        opened = list(self._view.render(window))
+        for op in _merged(posted + opened):
+            await self._apply(op)
+        await self._after(started, posted, live=live)
+        await self._after(window, opened, live=live)
 
     async def _overtaken(self, window: HumanVoteOpened, *, live: bool) -> None:
         """The AI votes on the window's card that it overtook in the queue: the window's own card
@@ -283,6 +310,10 @@ class SlackSink(ThreadSink):
         ops = list(self._view.render(event))
         for op in ops:
             await self._apply(op)
+        await self._after(event, ops, live=live)
+
+    async def _after(self, event: Event, ops: list[Op], *, live: bool) -> None:
+        """What follows an event's ops: its ballot, its countdown, the report of its window."""
         if live:
             record_delivery("slack", event)  # delivery lag metric (adapters.metering)
         if isinstance(event, VotingStarted):
@@ -385,6 +416,26 @@ class SlackSink(ThreadSink):
         if seq > self._delivered:
             self._delivered = seq
             await self._remember(DELIVERED, str(seq))
+
+
+def _merged(ops: list[Op]) -> list[Op]:
+    """The ops of events shown together: a card's post shows its newest state (its later final
+    updates folded in), other updates of one message keep only the newest."""
+    merged: list[Op] = []
+    where: dict[str, int] = {}
+    for op in ops:
+        at = where.get(op.key) if isinstance(op, Post | Update) else None
+        if at is not None and isinstance(op, Update):
+            earlier = merged[at]
+            if isinstance(earlier, Post):
+                merged[at] = replace(earlier, text=op.text, blocks=op.blocks)
+            else:
+                merged[at] = op
+            continue
+        if isinstance(op, Post | Update):
+            where[op.key] = len(merged)
+        merged.append(op)
+    return merged
 
 
 def _yields(item: _Item) -> bool:
