@@ -87,7 +87,8 @@ class Figures:
     rate_limited: int = 0
     requests: int = 0
     lags: list[float] = field(default_factory=list)
-    window_left: list[float] = field(default_factory=list)  # fraction of each window left to people
+    window_left: list[float] = field(default_factory=list)  # of each window, left once it showed
+    window_had: list[float] = field(default_factory=list)  # of each window, from showing to closing
     lost: int = 0
     duplicates: int = 0
     people_votes: int = 0  # people's votes counted in the windows' tallies
@@ -97,11 +98,14 @@ class Figures:
         p50 = statistics.median(lags)
         p95 = lags[min(len(lags) - 1, round(0.95 * (len(lags) - 1)))]
         left = min(self.window_left) if self.window_left else float("nan")
+        typical = statistics.median(self.window_left) if self.window_left else float("nan")
         return (
             f"{self.platform}: {self.debates} concurrent arena debates in {self.seconds:.0f} s;"
             f" {self.requests} requests, {self.rate_limited} answered 429;"
             f" final-text lag p50 {p50:.2f} s, p95 {p95:.2f} s (max {lags[-1]:.2f} s);"
-            f" least of a vote window left to people {left:.0%} ({len(self.window_left)} windows,"
+            f" least of a vote window left to people {left:.0%} (median {typical:.0%};"
+            f" {len(self.window_left)} windows; from showing to closing at least"
+            f" {min(self.window_had, default=float('nan')):.0%} of the window,"
             f" {self.people_votes} people's votes counted);"
             f" final texts lost {self.lost}; duplicates {self.duplicates}"
         )
@@ -216,9 +220,15 @@ def _score(figures: Figures, events: list[Event], shown: dict[int, list[tuple[fl
 
 
 def _windows(figures: Figures, events: list[Event], ballot_ready: float | None, offset: float) -> None:
+    opened: HumanVoteOpened | None = None
     for event in events:
         if isinstance(event, VotingClosed):
             figures.people_votes += sum(event.human_tally.values())
+            if opened is not None and ballot_ready is not None:
+                had = event.at.timestamp() - (ballot_ready + offset)
+                figures.window_had.append(max(0.0, had) / opened.window)
+        if isinstance(event, HumanVoteOpened):
+            opened = event
         if isinstance(event, HumanVoteOpened) and event.window > 0:
             opened = event.at.timestamp()
             visible = (ballot_ready + offset) if ballot_ready is not None else float("inf")
@@ -245,7 +255,11 @@ async def bench_slack(n: int, *, window: float, latency: float, streaming: bool 
                 script=script(n),
                 clock=RealClock(),
                 latency=latency,
-                limits={"max_rounds": 2, "max_concurrent_debates": max(n, 1)},
+                limits={
+                    "max_rounds": 2,
+                    "max_concurrent_debates": max(n, 1),
+                    "max_debates_per_scope": max(n, 1),
+                },
                 arena={"humans": "vote", "human_window": window},
                 slack={"edit_interval": 1.0, "streaming": streaming},
             ) as slack:
