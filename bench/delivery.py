@@ -220,15 +220,15 @@ def _score(figures: Figures, events: list[Event], shown: dict[int, list[tuple[fl
 
 
 def _windows(figures: Figures, events: list[Event], ballot_ready: float | None, offset: float) -> None:
-    opened: HumanVoteOpened | None = None
+    window: HumanVoteOpened | None = None
     for event in events:
         if isinstance(event, VotingClosed):
             figures.people_votes += sum(event.human_tally.values())
-            if opened is not None and ballot_ready is not None:
+            if window is not None and ballot_ready is not None:
                 had = event.at.timestamp() - (ballot_ready + offset)
-                figures.window_had.append(max(0.0, had) / opened.window)
+                figures.window_had.append(max(0.0, had) / window.window)
         if isinstance(event, HumanVoteOpened):
-            opened = event
+            window = event
         if isinstance(event, HumanVoteOpened) and event.window > 0:
             opened = event.at.timestamp()
             visible = (ballot_ready + offset) if ballot_ready is not None else float("inf")
