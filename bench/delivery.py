@@ -307,6 +307,12 @@ async def bench_slack(n: int, *, window: float, latency: float, streaming: bool 
                         if c.args.get("channel") == channel
                         and c.args.get("ts") == card
                         and "voting closes at" in str(c.args.get("blocks"))
+                    ] + [  # the card posted open (its window already opening)
+                        c.at
+                        for c in api.calls_to("chat.postMessage")
+                        if c.args.get("channel") == channel
+                        and str(c.args.get("text", "")).startswith("Vote")
+                        and "voting closes at" in str(c.args.get("blocks"))
                     ]
                     ready = max(min(countdown), max(ballot)) if countdown and ballot else None
                     _windows(figures, events, ready, offset)
