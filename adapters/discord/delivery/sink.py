@@ -217,13 +217,8 @@ class DiscordSink(ThreadSink):
 
     def _shown_with(self, event: Event) -> list[Event]:
         """`event` and the queued events one post or edit shows with it: a card's opening window,
-        the AI votes on the card it overtook, the votes queued behind a vote (one edit shows all)."""
+        and the AI votes on the card it overtook (one edit shows them all)."""
         events = [event]
-        if isinstance(event, VoteCast | VoteWithdrawn):  # votes queued on the same card: one edit
-            vote_id = event.vote_id
-            while (more := self._queue.pull(lambda e: _card_vote(e, vote_id))) is not None:
-                events.append(more)
-            return events
         window: Event | None = event
         if isinstance(event, VotingStarted):  # a window already opening on it: one post shows both
             window = self._queue.pull(lambda e: isinstance(e, HumanVoteOpened) and e.vote_id == event.vote_id)
@@ -342,15 +337,11 @@ class DiscordSink(ThreadSink):
         if update is None:
             return
         hook = self._rates[f"webhook:{self._parent_id}"] if _route(update) == "webhook" else None
-        # the bot's own messages in this thread (cards, the opening card's clock): 5 per 5 s, so a
-        # clock tick never takes the room a window's card needs
-        own = self._rates[f"channel:{self.thread_id}"] if hook is None else None
-        paced = hook if hook is not None else own
         if first or not update.live:  # a first post and a final state always go, in their turn
             await overall.take()
-            if paced is not None:
-                paced.note()  # discord.py paces the webhook and the thread itself
-        elif not (paced is None or paced.try_take()) or not overall.try_take():
+            if hook is not None:
+                hook.note()  # discord.py paces the webhook itself
+        elif not (hook is None or hook.try_take()) or not overall.try_take():
             return  # Discord's rate window is short: finals first; the next state supersedes this one
         await self._show(update)
 
@@ -405,10 +396,6 @@ class DiscordSink(ThreadSink):
         self._queue.clear()
         self._closed = True
         await self.stop(reason)
-
-
-def _card_vote(event: Event, vote_id: str) -> bool:
-    return isinstance(event, VoteCast | VoteWithdrawn) and event.vote_id == vote_id
 
 
 def _merged(ops: list[Op]) -> list[Op]:
