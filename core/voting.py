@@ -3,10 +3,11 @@
 AI votes are gathered by each format (their failure rules differ); people's votes arrive through
 the debate handle at any moment and are accepted only while a window is open.
 
-A window opens when people can see its card: a front end that reports delivery (`CardsShown`)
-says when a vote card and its ballot are visible, and the window's clock starts then, so people get
-the whole configured time however far behind the platform is. A card that cannot be shown at all
-makes the vote go on as if nobody voted, and the thread is told.
+A window's clock starts when people can act on it: a front end that reports delivery
+(`CardsShown`) says when the window's card shows its ballot and its countdown (the edit that the
+window's opening makes), and the clock starts then, so people get the whole configured time however
+far behind the platform is. A card or ballot that cannot be shown at all makes the vote go on as if
+nobody voted, and the thread is told.
 """
 
 from __future__ import annotations
@@ -45,11 +46,14 @@ class WindowResume(Protocol):
 
 CARD_WAIT = 120.0
 """Seconds a window waits for its card to be shown before the vote goes on without people."""
-CARD_NOT_SHOWN = "The vote card could not be shown here, so this vote went ahead as if nobody voted."
+CARD_NOT_SHOWN = (
+    "The vote card or its ballot could not be shown here, so this vote went ahead as if nobody voted."
+)
 
 
 class CardsShown:
-    """The front end's reports that a vote card (with its ballot) is visible, or cannot be shown."""
+    """The front end's reports that a window's card shows its ballot and countdown (after the window
+    opened), or cannot."""
 
     def __init__(self) -> None:
         self._shown: dict[str, bool] = {}
@@ -116,12 +120,12 @@ class HumanBallots:
             if logged == "unopened":
                 await resume.caught_up()
         live = not (resume is not None and resume.replaying)
-        if self.cards is not None and live and not await self.cards.wait(vote_id, CARD_WAIT):
-            await self._emit(Notice(level="warning", code=CARD_NOT_SHOWN_CODE, message=CARD_NOT_SHOWN))
-            return self.close(vote_id)
         opened: HumanVoteOpened = await self._emit(
             HumanVoteOpened(vote_id=vote_id, options=options, window=window, reason=reason)
         )
+        if self.cards is not None and live and not await self.cards.wait(vote_id, CARD_WAIT):
+            await self._emit(Notice(level="warning", code=CARD_NOT_SHOWN_CODE, message=CARD_NOT_SHOWN))
+            return self.close(vote_id)
         if resume is not None and resume.logged(opened):
             if resume.window_closed_ahead(vote_id):
                 self._closed.add(vote_id)

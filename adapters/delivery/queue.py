@@ -8,6 +8,12 @@ logged and the next item goes on; the worker's own failure is logged once, when 
 
 Each platform supplies only `deliver(item)`, `send(held)` and its pacing (`Pacing`).
 
+An urgent item (`urgent`: a vote window opening, whose clock waits for people to see it) goes
+ahead of the items queued before it that may wait (`yields`: AI-vote card edits, clock ticks), and
+of held interim edits, so it does not wait behind them in the platform's rate windows. It never
+overtakes anything else (the card it edits, a turn). The platform's rendering is cumulative per
+message, so the edits it overtakes still show everything when they follow.
+
 Two ways to run, as the platform needs:
 - on demand (`on_demand=True`): a worker starts when an item is put and ends when nothing is left
   to do (no item queued, no held edit); a later item starts a new one.
@@ -65,6 +71,8 @@ class DeliveryQueue(Generic[Item, Held]):
         is_last: Callable[[Item], bool] = lambda item: False,
         describe: Callable[[Item], str] = lambda item: type(item).__name__,
         on_stopped: Callable[[], None] | None = None,
+        urgent: Callable[[Item], bool] = lambda item: False,
+        yields: Callable[[Item], bool] = lambda item: False,
     ) -> None:
         self._deliver = deliver
         self._send = send
@@ -74,6 +82,8 @@ class DeliveryQueue(Generic[Item, Held]):
         self._is_last = is_last
         self._describe = describe
         self._on_stopped = on_stopped
+        self._urgent = urgent
+        self._yields = yields
         self._items: deque[Item | _End] = deque()
         self._wake = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
@@ -100,6 +110,15 @@ class DeliveryQueue(Generic[Item, Held]):
     def clear(self) -> None:
         """Forget everything queued (nothing more can or should be shown)."""
         self._items.clear()
+
+    def pull(self, match: Callable[[Item], bool]) -> Item | None:
+        """Take the first queued item that `match`es out of the queue (to deliver it together with
+        the one at hand), or None."""
+        for index, item in enumerate(self._items):
+            if not isinstance(item, _End) and match(item):
+                del self._items[index]
+                return item
+        return None
 
     def start(self) -> None:
         """Start the worker unless it runs (items queued before are delivered first)."""
@@ -133,12 +152,33 @@ class DeliveryQueue(Generic[Item, Held]):
         if self._on_stopped is not None:
             self._on_stopped()
 
+    def _urgent_index(self) -> int | None:
+        """Where the first urgent item may be taken from: every item before it yields."""
+        for index, item in enumerate(self._items):
+            if isinstance(item, _End):
+                return None
+            if self._urgent(item):
+                return index
+            if not self._yields(item):
+                return None
+        return None
+
+    def _take(self) -> Item | _End:
+        """The next item: an urgent one that may go first, else the oldest."""
+        index = self._urgent_index()
+        if index is None:
+            return self._items.popleft()
+        item = self._items[index]
+        del self._items[index]
+        return item
+
     async def _run(self) -> None:
         while True:
-            for held in self._pacing.take_due():
-                await self._send(held)
+            if self._urgent_index() is None:
+                for held in self._pacing.take_due():
+                    await self._send(held)
             if self._items:
-                item = self._items.popleft()
+                item = self._take()
                 if isinstance(item, _End):
                     break
                 await self._guarded(item)

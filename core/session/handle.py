@@ -61,8 +61,8 @@ class DebateHandle:
             await self._session.ballots.votes_on_card(vote_id, votes)
 
     def vote_card_shown(self, vote_id: str, shown: bool = True) -> None:
-        """The front end's report: the vote card and its ballot are visible (or cannot be shown).
-        The people's window opens from then (sinks with `reports_cards_shown = True`)."""
+        """The front end's report, once a window has opened: its card shows the ballot and the
+        countdown (or cannot). The window's clock starts then (sinks with `reports_cards_shown`)."""
         cards = self._session.ballots.cards
         if cards is not None:
             cards.report(vote_id, shown)

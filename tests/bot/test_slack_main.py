@@ -194,14 +194,16 @@ async def test_serving_again_picks_the_debate_up_in_its_thread(tmp_path: Path, a
 
     def tie_shown() -> int:
         return sum(
-            "It's a tie" in json.dumps(c.args, ensure_ascii=False) for c in api.calls_to("chat.update")
+            "It's a tie" in json.dumps(c.args, ensure_ascii=False)
+            for c in api.calls
+            if c.method in ("chat.postMessage", "chat.update")  # a card may be posted already open
         )
 
     stop = asyncio.Event()
     mode = Mode(socket=False, host="127.0.0.1", port=port)
     serving = asyncio.create_task(serve(config, secrets, mode, stop=stop, clock=HeldClock(hold=5)))
     await send(mention_event("debate Should cities ban cars?"))
-    await api.wait_until(lambda: tie_shown() > 0)
+    await api.wait_until(lambda: tie_shown() > 0 and bool(api.calls_to("reactions.add")))  # card and ballot
     (opening,) = api.top_level(CHANNEL)
     card = api.calls_to("reactions.add")[0].args["timestamp"]
     api.react(CHANNEL, card, "x", "UALICE")
@@ -303,13 +305,15 @@ async def test_a_slack_bot_killed_mid_vote_resumes_with_every_vote(tmp_path: Pat
 
     def ties_shown() -> int:
         return sum(
-            "It's a tie" in json.dumps(c.args, ensure_ascii=False) for c in api.calls_to("chat.update")
+            "It's a tie" in json.dumps(c.args, ensure_ascii=False)
+            for c in api.calls
+            if c.method in ("chat.postMessage", "chat.update")  # a card may be posted already open
         )
 
     first = rostra_slack(env, log, port)
     try:
         await send(mention_event("debate Should cities ban cars? human_window=5"))
-        await api.wait_until(lambda: ties_shown() > 0, within=30)
+        await api.wait_until(lambda: ties_shown() > 0 and bool(api.calls_to("reactions.add")), within=30)
         (opening,) = api.top_level(CHANNEL)
         card = api.calls_to("reactions.add")[0].args["timestamp"]
         api.react(CHANNEL, card, "x", "UALICE")

@@ -164,11 +164,13 @@ async def show_buttons(
     options: Sequence[VoteOption],
     *,
     closed: bool = False,
-) -> None:
-    """Put the ballot's buttons on its card (disabled once `closed`)."""
+) -> bool:
+    """Put the ballot's buttons on its card (disabled once `closed`); whether Discord took them."""
     try:
         await thread.get_partial_message(message_id).edit(
             view=ballot_view(debate_id, vote_id, options, closed=closed)
         )
     except discord.HTTPException as exc:
         log.warning("debate %s: could not update the buttons of vote %s: %s", debate_id, vote_id, exc)
+        return False
+    return True

@@ -31,6 +31,7 @@ class ThreadBallots:
         self._cards = cards
         self._ballots: dict[str, tuple[CardBallot, list[int]]] = {}  # vote id → ballot, card messages
         self._button_options: dict[str, tuple[VoteOption, ...]] = {}
+        self._buttons_up: set[str] = set()  # votes whose open window's buttons are on the card
         self._handle: DebateHandle | None = None
 
     def bind(self, handle: DebateHandle) -> None:
@@ -51,16 +52,22 @@ class ThreadBallots:
             self._cards.track(ids[0], found[0])
         return found[0]
 
+    def buttons_shown(self, vote_id: str) -> bool:
+        """Whether the open window's buttons are on its card (button ballots)."""
+        return vote_id in self._buttons_up
+
     async def window_opened(self, event: HumanVoteOpened, ids: list[int], debate_id: str | None) -> None:
         if self.buttons:
             self._button_options[event.vote_id] = event.options
-            await self._show_buttons(event.vote_id, ids, debate_id, closed=False)
+            if await self._show_buttons(event.vote_id, ids, debate_id, closed=False):
+                self._buttons_up.add(event.vote_id)
             return
         found = self._ballots.get(event.vote_id)
         if found is not None:
             await found[0].window_opened_for(event.options)
 
     async def closed(self, vote_id: str, ids: list[int], debate_id: str | None) -> None:
+        self._buttons_up.discard(vote_id)
         if self.buttons and vote_id in self._button_options:
             await self._show_buttons(vote_id, ids, debate_id, closed=True)
         self._untrack(vote_id)
@@ -84,7 +91,8 @@ class ThreadBallots:
 
     async def _show_buttons(
         self, vote_id: str, ids: list[int], debate_id: str | None, *, closed: bool
-    ) -> None:
-        if ids and debate_id is not None:
-            options = self._button_options[vote_id]
-            await show_buttons(self._thread, ids[0], debate_id, vote_id, options, closed=closed)
+    ) -> bool:
+        if not ids or debate_id is None:
+            return False
+        options = self._button_options[vote_id]
+        return await show_buttons(self._thread, ids[0], debate_id, vote_id, options, closed=closed)

@@ -41,11 +41,15 @@ from adapters.discord.render.picture import with_picture
 from adapters.discord.settings import DiscordSettings
 from adapters.metering import record_delivery
 from core.events import (
+    ClockTick,
     DebateCompleted,
     DebateStarted,
     Event,
     HumanVoteOpened,
+    PhaseChanged,
     TurnDelta,
+    VoteCast,
+    VoteWithdrawn,
     VotingClosed,
     VotingStarted,
 )
@@ -97,6 +101,8 @@ class DiscordSink(ThreadSink):
             name=lambda: f"Discord debate {self._debate_id}",
             on_demand=True,
             describe=lambda event: f"{event.kind} #{event.seq}",
+            urgent=lambda event: isinstance(event, HumanVoteOpened),  # its clock waits for its card
+            yields=lambda event: isinstance(event, VoteCast | VoteWithdrawn | ClockTick | PhaseChanged),
         )
         self._slots: dict[str, Slot] = {}
         self._closed = False
@@ -104,6 +110,8 @@ class DiscordSink(ThreadSink):
         self._notices: dict[str, tuple[Sent, int]] = {}  # kind of failure → its notice, how many
         self._outage = PlatformOutage("Discord", outage)  # Discord down: the debate pauses, finals wait
         self._metered_since = time.time()  # events stored earlier are caught up, not delivered late
+        self._seeded: dict[str, set[str]] = {}  # slot → the ballot reactions the bot added there
+        self._delivered = 0  # the highest event seq delivered (a window opening may overtake)
 
     @property
     def thread_id(self) -> int:
@@ -163,6 +171,7 @@ class DiscordSink(ThreadSink):
             if ballot is not None:
                 open_cards.append(OpenCard(vote_id, ids[0], ballot))
                 self._card_reports.shown_before(vote_id)
+                self._seeded[vote_slot(vote_id)] = {o.emoji for o in event.options if o.emoji}
         return open_cards
 
     def catch_up(self) -> None:
@@ -205,46 +214,80 @@ class DiscordSink(ThreadSink):
         """Show one event (the queue's worker calls it, in order). An event whose delivery failed
         counts as delivered too (the queue logs the failure): it is not shown again after a restart."""
         self._debate_id = self._debate_id or event.debate_id
+        events = self._shown_with(event)
         try:
             if isinstance(event, TurnDelta) and self._outage.catching_up:
                 self._view.render(event)  # owed after an outage: the turn's final text replaces it
             else:
-                await self._show_event(event)
+                await self._show_events(events)
         finally:
-            if not isinstance(event, TurnDelta) and not self._closed and not _cancelling():
-                await self._remember(DELIVERED_KEY, str(event.seq))
+            seq = max(e.seq for e in events)
+            shown = not isinstance(event, TurnDelta) and not self._closed and not _cancelling()
+            if shown and seq > self._delivered:
+                self._delivered = seq
+                await self._remember(DELIVERED_KEY, str(seq))
             if not self._queue:
                 self._outage.caught_up()
 
-    async def _show_event(self, event: Event) -> None:
-        ops = list(self._view.render(event))
-        if isinstance(event, DebateCompleted):  # drawn within its time limit, else the card goes without
-            drawn = await closing_picture(self._store, event, enabled=self._pictures and not self._closed)
+    def _shown_with(self, event: Event) -> list[Event]:
+        """`event` and the queued events one post or edit shows with it: a card's opening window,
+        and the AI votes on the card it overtook (one edit shows them all)."""
+        events = [event]
+        window: Event | None = event
+        if isinstance(event, VotingStarted):  # a window already opening on it: one post shows both
+            window = self._queue.pull(lambda e: isinstance(e, HumanVoteOpened) and e.vote_id == event.vote_id)
+        if not isinstance(window, HumanVoteOpened):
+            return events
+        opened = window
+
+        def overtaken(e: Event) -> bool:
+            same_card = isinstance(e, VoteCast | VoteWithdrawn) and e.vote_id == opened.vote_id
+            return same_card and e.seq < opened.seq
+
+        while (vote := self._queue.pull(overtaken)) is not None:
+            events.insert(-1 if opened is event else len(events), vote)
+        if opened is not event:
+            events.append(opened)
+        return events
+
+    async def _show_events(self, events: list[Event]) -> None:
+        ops = _merged([op for event in events for op in self._view.render(event)])
+        if isinstance(events[0], DebateCompleted):  # drawn within its time limit, else the card goes without
+            drawn = await closing_picture(self._store, events[0], enabled=self._pictures and not self._closed)
             ops = with_picture(ops, drawn)
         for op in ops:
             await self._guarded(op)
-            if isinstance(event, VotingStarted) and isinstance(op, Show):
-                self._open_ballot(event)  # reactions count from the moment the card exists
-        if isinstance(event, VotingStarted) and event.humans != "off":
-            await self._card_shown(event, ops)
-        await self._follow_up(event)
-        record_delivery("discord", event, since=self._metered_since)  # delivery lag (adapters.metering)
+            if isinstance(events[0], VotingStarted) and isinstance(op, Show):
+                self._open_ballot(events[0])  # reactions count from the moment the card exists
+        for event in events:
+            await self._follow_up(event)
+            if isinstance(event, HumanVoteOpened):
+                await self._window_shown(event)
+            record_delivery("discord", event, since=self._metered_since)  # lag (adapters.metering)
 
-    async def _card_shown(self, event: VotingStarted, ops: list[Op]) -> None:
-        slot = vote_slot(event.vote_id)
-
-        async def post_again() -> None:
-            for op in ops:
-                if op.slot == slot:
-                    await self._guarded(op)
-            if self._message_ids(slot):
-                self._open_ballot(event)
+    async def _window_shown(self, window: HumanVoteOpened) -> None:
+        """Tell the debate its window's card shows the ballot (reactions or buttons) and countdown:
+        the window's clock starts then. A card or ballot that did not get through is tried again."""
+        slot = vote_slot(window.vote_id)
+        emojis = {o.emoji for o in window.options if o.emoji}
 
         def is_up() -> bool:
-            return bool(self._message_ids(slot))
+            if not self._message_ids(slot):
+                return False
+            if self._ballots.buttons:
+                return self._ballots.buttons_shown(window.vote_id)
+            return emojis <= self._seeded.get(slot, set())
+
+        async def post_again() -> None:
+            for op in self._view.open_ballot(window):
+                await self._guarded(op)
+            started = self._view.started_vote(window.vote_id)
+            if started is not None and self._message_ids(slot):
+                self._open_ballot(started)
+                await self._ballots.window_opened(window, self._message_ids(slot), self._debate_id)
 
         await self._card_reports.report(
-            event.vote_id, is_up=is_up, post_again=None if self._closed else post_again
+            window.vote_id, is_up=is_up, post_again=None if self._closed else post_again
         )
 
     async def _guarded(self, op: Op) -> None:
@@ -304,9 +347,13 @@ class DiscordSink(ThreadSink):
         if isinstance(op, React):
             targets = self._slots.get(op.slot)
             if targets is not None and targets.messages:
+                seeded = self._seeded.setdefault(op.slot, set())
                 for emoji in op.emojis:
+                    if emoji in seeded:
+                        continue
                     await overall.take()
                     await self._sender.react(targets.messages[0], emoji)
+                    seeded.add(emoji)
             return
         slot = self._slots.get(op.slot)
         first = slot is None or not slot.messages
@@ -383,6 +430,20 @@ def discord_down(exc: BaseException) -> bool:
     if isinstance(exc, discord.HTTPException):
         return exc.status >= 500
     return isinstance(exc, CONNECTION_ERRORS)
+
+
+def _merged(ops: list[Op]) -> list[Op]:
+    """The ops of events shown together: each message's newest state, in the place of its first."""
+    merged: list[Op] = []
+    where: dict[str, int] = {}
+    for op in ops:
+        if isinstance(op, Show) and op.slot in where:
+            merged[where[op.slot]] = op
+            continue
+        if isinstance(op, Show):
+            where[op.slot] = len(merged)
+        merged.append(op)
+    return merged
 
 
 def _route(op: Op) -> str:

@@ -136,15 +136,13 @@ class DiscordView:
                 return [Show(turn_slot(event.turn_id), posts)]
             case VotingStarted():
                 ballot = self._ballots[event.vote_id] = BallotView(event)
-                ops: list[Op] = [self._card(ballot)]
-                if event.humans == "vote":  # people's window opens with the vote, once this is seen
-                    ops.extend(self._seeds(event.vote_id, event.options))
-                return ops
+                return [self._card(ballot)]
             case HumanVoteOpened():
                 # the ballot's seeds go on only when people may vote, and only for what they may
-                # choose: no bot reactions on a card nobody can vote on, none counted as votes
+                # choose: no bot reactions on a card nobody can vote on, none counted as votes.
+                # The countdown first, then the seeds: the window's clock starts once both show.
                 opened = self._ballot_update(event.vote_id, window=event)
-                if opened and event.reason == "tie":  # a tie opened it: its seeds come now
+                if opened:
                     opened.extend(self._seeds(event.vote_id, event.options))
                 return opened
             case VoteCast():
@@ -240,6 +238,18 @@ class DiscordView:
         if closed is not None:
             view.closed = closed
         return [self._card(view)]
+
+    def started_vote(self, vote_id: str) -> VotingStarted | None:
+        view = self._ballots.get(vote_id)
+        return view.started if view is not None else None
+
+    def open_ballot(self, window: HumanVoteOpened) -> list[Op]:
+        """The card of an open window as it stands, with its ballot's seeds (to show it again when
+        it did not get through)."""
+        view = self._ballots.get(window.vote_id)
+        if view is None:
+            return []
+        return [self._card(view), *self._seeds(window.vote_id, window.options)]
 
     def _seeds(self, vote_id: str, options: Sequence[VoteOption]) -> list[Op]:
         """The bot's own reactions that make a card a ballot (none with button ballots)."""

@@ -99,6 +99,7 @@ class SlackSender:
         self._prefix: dict[str, str] = {}
         self._sent: dict[str, tuple[str, tuple[Any, ...]]] = {}
         self._reactions: dict[str, tuple[str, ...]] = {}  # a message's ballot, until it is posted
+        self.seeded: dict[str, set[str]] = {}  # a message's ballot reactions Slack has taken
         self._newest = thread_ts  # the newest message posted here (where a lost post is looked for)
         self._rates = rates_of(client)
         self._files: set[str] = set()
@@ -230,8 +231,7 @@ class SlackSender:
             if op.key not in self._sent and await self._shows(self.ts_of[op.key], op):
                 self._sent[op.key] = (op.text, op.blocks)  # an edit would cost the persona's name
             await self._update(Update(op.key, op.text, op.blocks))
-            for name in op.reactions:
-                await self.react(self.ts_of[op.key], name)
+            await self.seed(op.key, op.reactions)
             return
         prefix = ""
         ts: str | None = None
@@ -253,8 +253,7 @@ class SlackSender:
         self._prefix[op.key] = prefix
         self._sent[op.key] = (op.text, op.blocks)
         await self._remember(f"ts:{op.key}", ts)
-        for name in op.reactions:
-            await self.react(ts, name)
+        await self.seed(op.key, op.reactions)
 
     async def _shows(self, ts: str, op: Post) -> bool:
         """Whether the thread's message `ts` already shows `op` (read back once, after a restart)."""
@@ -277,6 +276,25 @@ class SlackSender:
         ts = await self._send(NO_CUSTOM_NAMES_NOTE, (context(NO_CUSTOM_NAMES_NOTE),), key=NOTE_KEY)
         self.ts_of[NOTE_KEY] = ts
         await self._remember(f"ts:{NOTE_KEY}", ts)
+
+    async def seed(self, key: str, names: tuple[str, ...]) -> None:
+        """Put a card's ballot (its reactions) on it. A reaction Slack refuses is left out, not
+        raised: whether the ballot shows (`seeded`) decides whether people's window can run."""
+        ts = self.ts_of.get(key)
+        seeded = self.seeded.setdefault(key, set())
+        for name in names:
+            if ts is None or name in seeded:
+                continue
+            try:
+                await self.react(ts, name)
+            except (SlackApiError, *NETWORK_ERRORS) as exc:
+                log.warning("Slack refused the ballot reaction %s on %s: %r", name, key, exc)
+                continue
+            seeded.add(name)
+
+    def shows(self, key: str, text: str, blocks: tuple[Any, ...]) -> bool:
+        """Whether message `key` was last shown as `text` and `blocks`."""
+        return key in self.ts_of and self._sent.get(key) == (text, blocks)
 
     async def react(self, ts: str, name: str) -> None:
         await self._rates["reactions.add"].take()

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from slack_sdk.errors import SlackApiError
@@ -40,10 +40,13 @@ from adapters.slack.render.picture import picture_upload
 from adapters.slack.settings import SlackSettings
 from core.clock import Clock, RealClock
 from core.events import (
+    ClockTick,
     DebateCompleted,
     Event,
     HumanVoteOpened,
     TurnDelta,
+    VoteCast,
+    VoteWithdrawn,
     VotingClosed,
     VotingStarted,
 )
@@ -146,7 +149,10 @@ class SlackSink(ThreadSink):
             is_last=lambda item: isinstance(item, _Queued) and isinstance(item.event, DebateCompleted),
             describe=_describe,
             on_stopped=self._finished,
+            urgent=lambda item: isinstance(item, _Queued) and isinstance(item.event, HumanVoteOpened),
+            yields=_yields,  # a window opening goes ahead of AI-vote card edits: its clock waits
         )
+        self._delivered = 0  # the highest event seq shown (a window opening may overtake)
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
         self._outage = PlatformOutage("Slack", outage)  # Slack down: the debate pauses, finals wait
@@ -182,6 +188,8 @@ class SlackSink(ThreadSink):
                 self._card_posted(event)
                 if vote_key(event.vote_id) in self._sender.ts_of:
                     self._card_reports.shown_before(event.vote_id)
+                    key = vote_key(event.vote_id)
+                    self._sender.seeded[key] = set(option_reactions(event.options).values())
         self._queue.put(_Resumed())
 
     def attach(self, handle: DebateHandle, on_finished: Callable[[SlackSink], None]) -> None:
@@ -245,17 +253,65 @@ class SlackSink(ThreadSink):
                 await self._apply(op)
             return
         event = item.event
+        window = self._pull_window(event, live=item.live) if isinstance(event, VotingStarted) else None
+        if isinstance(event, HumanVoteOpened):
+            await self._overtaken(event, live=item.live)
+        seq = event.seq if window is None else window.seq
         try:
             if isinstance(event, TurnDelta) and self._outage.catching_up:
                 self._view.render(event)  # owed after an outage: the turn's final text replaces it
+            elif isinstance(event, VotingStarted) and window is not None:
+                await self._deliver_opened(event, window, live=item.live)
             else:
                 await self._deliver(event, live=item.live)
         except Exception:
             if not isinstance(event, TurnDelta):
-                await self._shown(event.seq)
+                await self._shown(seq)
             raise
         if not isinstance(event, TurnDelta):
-            await self._shown(event.seq)
+            await self._shown(seq)
+
+    def _pull_window(self, started: VotingStarted, *, live: bool) -> HumanVoteOpened | None:
+        """The card's window, when it is already queued: one post shows the card open."""
+        item = self._queue.pull(
+            lambda i: (
+                isinstance(i, _Queued)
+                and i.live == live
+                and isinstance(i.event, HumanVoteOpened)
+                and i.event.vote_id == started.vote_id
+            )
+        )
+        return item.event if isinstance(item, _Queued) and isinstance(item.event, HumanVoteOpened) else None
+
+    async def _deliver_opened(self, started: VotingStarted, window: HumanVoteOpened, *, live: bool) -> None:
+        """A vote card and its window's opening in one post (the AI votes between them too)."""
+        posted = list(self._view.render(started))
+        await self._overtaken(window, live=live)
+        opened = list(self._view.render(window))
+        for op in _merged(posted + opened):
+            await self._apply(op)
+        await self._after(started, posted, live=live)
+        await self._after(window, opened, live=live)
+
+    async def _overtaken(self, window: HumanVoteOpened, *, live: bool) -> None:
+        """The AI votes on the window's card that it overtook in the queue: the window's own card
+        edit shows them (one edit instead of one each)."""
+
+        def overtaken(item: _Item) -> bool:
+            return (
+                isinstance(item, _Queued)
+                and item.live == live
+                and isinstance(item.event, VoteCast | VoteWithdrawn)
+                and item.event.vote_id == window.vote_id
+                and item.event.seq < window.seq
+            )
+
+        while (item := self._queue.pull(overtaken)) is not None:
+            assert isinstance(item, _Queued)
+            self._view.render(item.event)  # the card's state; the window's edit shows it
+            if live:
+                record_delivery("slack", item.event)
+            await self._shown(item.event.seq)
 
     async def _deliver(self, event: Event, *, live: bool) -> None:
         if isinstance(event, VotingClosed):
@@ -268,11 +324,14 @@ class SlackSink(ThreadSink):
             return
         for op in ops:
             await self._apply(op)
+        await self._after(event, ops, live=live)
+
+    async def _after(self, event: Event, ops: list[Op], *, live: bool) -> None:
+        """What follows an event's ops: its ballot, its countdown, the report of its window."""
         if live:
             record_delivery("slack", event)  # delivery lag metric (adapters.metering)
         if isinstance(event, VotingStarted):
             self._started[event.vote_id] = event
-            await self._card_shown(event, ops)
             self._card_posted(event)
         elif isinstance(event, HumanVoteOpened) and event.vote_id in self._started:
             self._card_posted(self._started[event.vote_id])  # a card whose first post failed is up now
@@ -282,6 +341,9 @@ class SlackSink(ThreadSink):
             # A window in a caught-up event is not counted: if it is still open after a restart the
             # debate opens it again (a new event), and that one counts what is on the card.
             await self._count_reactions_on_card(event.vote_id, [o.key for o in event.options])
+        if isinstance(event, HumanVoteOpened) and event.vote_id in self._started:
+            card = [op for op in ops if isinstance(op, Update)]
+            await self._window_shown(self._started[event.vote_id], card)
 
     async def _closing(self, event: DebateCompleted, ops: list[Op], *, live: bool) -> None:
         """The closing card, then its results picture in the thread: drawn while the card is posted,
@@ -301,21 +363,30 @@ class SlackSink(ThreadSink):
         if picture is not None:
             await self._apply(picture_upload(picture))
 
-    async def _card_shown(self, event: VotingStarted, ops: list[Op]) -> None:
-        if event.humans == "off":
-            return
-        key = vote_key(event.vote_id)
-
-        async def post_again() -> None:
-            for op in ops:
-                if isinstance(op, Post) and op.key == key:
-                    await self._send(op)
+    async def _window_shown(self, started: VotingStarted, card: list[Update]) -> None:
+        """Tell the debate whether its window's card shows the ballot (every reaction, or the
+        buttons) and the countdown: its clock starts then. A ballot Slack refused is tried once
+        more, ahead of anything else; if it still cannot show, the window goes on as if nobody
+        voted (the debate says so, once)."""
+        key = vote_key(started.vote_id)
+        reactions = () if self._view.buttons else tuple(option_reactions(started.options).values())
+        updated = [all(self._sender.shows(op.key, op.text, op.blocks) for op in card)]  # the countdown
 
         def is_up() -> bool:
-            return key in self._sender.ts_of
+            shown = self._sender.seeded.get(key, set())
+            ballot = all(name in shown for name in reactions)
+            return key in self._sender.ts_of and ballot and updated[0]
+
+        async def post_again() -> None:
+            for op in card:
+                await self._send(op)
+            updated[0] = all(self._sender.shows(op.key, op.text, op.blocks) for op in card)
+            await self._sender.seed(key, reactions)
+            if key in self._sender.ts_of:
+                self._card_posted(started)
 
         await self._card_reports.report(
-            event.vote_id, is_up=is_up, post_again=None if self._gave_up else post_again
+            started.vote_id, is_up=is_up, post_again=None if self._gave_up else post_again
         )
 
     def _card_posted(self, event: VotingStarted) -> None:
@@ -382,7 +453,36 @@ class SlackSink(ThreadSink):
 
     async def _shown(self, seq: int) -> None:
         """The thread has been shown every event up to `seq` (what a restart need not send again)."""
-        await self._remember(DELIVERED, str(seq))
+        if seq > self._delivered:
+            self._delivered = seq
+            await self._remember(DELIVERED, str(seq))
+
+
+def _merged(ops: list[Op]) -> list[Op]:
+    """The ops of events shown together: a card's post shows its newest state (its later final
+    updates folded in), other updates of one message keep only the newest."""
+    merged: list[Op] = []
+    where: dict[str, int] = {}
+    for op in ops:
+        at = where.get(op.key) if isinstance(op, Post | Update) else None
+        if at is not None and isinstance(op, Update):
+            earlier = merged[at]
+            if isinstance(earlier, Post):
+                merged[at] = replace(earlier, text=op.text, blocks=op.blocks)
+            else:
+                merged[at] = op
+            continue
+        if isinstance(op, Post | Update):
+            where[op.key] = len(merged)
+        merged.append(op)
+    return merged
+
+
+def _yields(item: _Item) -> bool:
+    """Whether a window's opening may go ahead of `item` (an edit it does not depend on)."""
+    if isinstance(item, _Countdown):
+        return True
+    return isinstance(item, _Queued) and isinstance(item.event, VoteCast | VoteWithdrawn | ClockTick)
 
 
 def slack_down(exc: BaseException) -> bool:

@@ -120,7 +120,8 @@ def _card(slack: Harness) -> dict[str, Any] | None:
 def _card_updates(slack: Harness, api: FakeSlack) -> list[str]:
     card = _card(slack)
     assert card is not None
-    return [
+    posted = [blocks_text(m) for m in api.posted if m.get("ts") == card["ts"]]  # it may be posted open
+    return posted + [
         blocks_text(c.args) if "blocks" in c.args else str(c.args.get("text"))
         for c in api.calls_to("chat.update")
         if c.args.get("ts") == card["ts"]

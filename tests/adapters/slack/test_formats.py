@@ -265,7 +265,9 @@ async def test_oxford_in_full(tmp_path: Path, api: FakeSlack) -> None:
 
     thread = slack.thread()
     assert thread[0]["ts"] == before  # the audience votes before anyone speaks
-    assert [n for n, users in reactions_on(api, before).items() if BOT_USER in users] == ["+1", "-1", "shrug"]
+    seeds = [c.args["name"] for c in api.calls_to("reactions.add") if c.args["timestamp"] == before]
+    assert seeds == ["+1", "-1", "shrug"]  # the ballot, in the card's order
+    assert {n for n, users in reactions_on(api, before).items() if BOT_USER in users} == set(seeds)
     opened = [v for v in edits_of(api, before) if "*Your vote* (10 s)" in v]
     assert opened and "react with 👍 For, 👎 Against or 🤷 Undecided." in opened[0]
     card = blocks_text(api.messages[(CHANNEL, before)])
@@ -332,7 +334,12 @@ async def test_council_in_full(tmp_path: Path, api: FakeSlack, caplog: pytest.Lo
     async with open_harness(tmp_path, api, script=COUNCIL_SCRIPT, clock=clock) as slack:
         await slack.mention("debate How should the city cut traffic? format=council rounds=1 human_window=10")
         handle = await slack.wait_running()
-        await api.wait_until(lambda: any("It's a tie" in blocks_text(m) for m in slack.thread()))
+        await api.wait_until(
+            lambda: (
+                any("It's a tie" in blocks_text(m) for m in slack.thread())
+                and len(api.calls_to("reactions.add")) == 4
+            )  # the card shows open, then its ballot
+        )
         card = api.calls_to("reactions.add")[0].args["timestamp"]
         assert [c.args["name"] for c in api.calls_to("reactions.add")] == ["one", "two", "three", "four"]
         await slack.react(ALICE, "two", card)

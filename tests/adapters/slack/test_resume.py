@@ -34,6 +34,7 @@ from tests.adapters.slack.conftest import (
     DAN,
     ERIN,
     SCRIPT,
+    Harness,
     blocks_text,
     open_harness,
 )
@@ -49,6 +50,12 @@ TIE: dict[str, Any] = {
     ],
 }
 RESUMED = "🔄 picked up again after a restart"
+
+
+def tie_shown(slack: Harness, api: FakeSlack) -> bool:
+    """The tie's window shows on its card, and so does its ballot (the two reactions)."""
+    tie = any("It's a tie" in blocks_text(m) for m in slack.thread())
+    return tie and len(api.calls_to("reactions.add")) >= 2
 
 
 def people(handle: DebateHandle, vote_id: str = "v1") -> dict[str, str]:
@@ -72,7 +79,7 @@ async def test_a_restart_during_a_vote_keeps_every_vote_and_the_thread(
     async with open_harness(tmp_path, api, script=TIE, clock=HeldClock(hold=HOLD)) as before:
         await before.mention("debate Should cities ban cars?")
         handle = await before.wait_running()
-        await api.wait_until(lambda: any("It's a tie" in blocks_text(m) for m in before.thread()))
+        await api.wait_until(lambda: tie_shown(before, api))
         debate_id, opening = handle.debate_id, before.opening()
         card = api.calls_to("reactions.add")[0].args["timestamp"]
         await before.react(ALICE, "x", card)
@@ -192,13 +199,14 @@ async def test_what_the_thread_never_got_before_the_restart_is_delivered_once(
         await api.wait_until(lambda: stalled.held and "v1" in handle.state.ballots)
         debate_id = handle.debate_id
         assert [m.get("username") for m in before.thread()] == [handle.state.turns[0].speaker.name]
-        assert not handle.human_vote_open("v1")  # people cannot see the card: their window waits
+        waiting = await before.events(debate_id)  # people cannot see the card: the window's clock waits
+        assert not any(isinstance(e, VotingClosed) for e in waiting)
     assert not stalled.gate.is_set()  # that post never reached Slack
 
     clock = HeldClock(hold=HOLD)
     async with open_harness(tmp_path, api, script=TIE, clock=clock) as after:
         [resumed] = await after.app.resume_debates()
-        await api.wait_until(lambda: any("It's a tie" in blocks_text(m) for m in after.thread()))
+        await api.wait_until(lambda: tie_shown(after, api))
         card = next(m["ts"] for m in after.thread() if m["text"].startswith("Vote: "))
         await after.react(ALICE, "white_check_mark", card)
         await api.wait_until(lambda: people(resumed) == {ALICE: "keep"})
@@ -229,7 +237,7 @@ async def test_a_stop_between_a_post_and_its_bookkeeping_posts_nothing_again(
     async with open_harness(tmp_path, api, script=TIE, clock=HeldClock(hold=HOLD)) as before:
         await before.mention("debate Should cities ban cars?")
         handle = await before.wait_running()
-        await api.wait_until(lambda: any("It's a tie" in blocks_text(m) for m in before.thread()))
+        await api.wait_until(lambda: tie_shown(before, api))
         debate_id, opening = handle.debate_id, before.opening()
         card = api.calls_to("reactions.add")[0].args["timestamp"]
         await before.react(ALICE, "x", card)
@@ -277,7 +285,7 @@ async def test_with_resume_off_the_thread_is_told_and_closed(tmp_path: Path, api
     async with open_harness(tmp_path, api, script=TIE, clock=HeldClock(hold=HOLD)) as before:
         await before.mention("debate Should cities ban cars?")
         handle = await before.wait_running()
-        await api.wait_until(lambda: any("It's a tie" in blocks_text(m) for m in before.thread()))
+        await api.wait_until(lambda: tie_shown(before, api))
         debate_id, opening = handle.debate_id, before.opening()
     async with open_harness(tmp_path, api, script=TIE, resume=False) as after:
         assert await after.app.resume_debates() == []
