@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.card_votes import CardVotes
 from adapters.slack.delivery.sender import NETWORK_ERRORS
+from adapters.slack.inbound.people import bot_users_of
 from adapters.slack.render.emoji import normalise_reaction
 from core.session import DebateHandle
 
@@ -25,10 +26,10 @@ log = logging.getLogger(__name__)
 
 
 async def read_card(
-    client: AsyncWebClient, channel: str, ts: str, *, what: str
+    client: AsyncWebClient, channel: str, ts: str, *, what: str, bot_user_id: str | None = None
 ) -> dict[str, list[str]] | None:
-    """Who reacts with what on the card now (`reactions.get`): user → reaction names; None when
-    Slack could not say."""
+    """Who reacts with what on the card now (`reactions.get`): user → reaction names, other apps'
+    bot users left out (their reactions are no votes); None when Slack could not say."""
     try:
         response = await client.reactions_get(channel=channel, timestamp=ts, full=True)
     except NETWORK_ERRORS as exc:
@@ -39,7 +40,9 @@ async def read_card(
     for reaction in message.get("reactions") or []:
         for user in reaction.get("users") or []:
             on_card.setdefault(str(user), []).append(str(reaction.get("name")))
-    return on_card
+    on_card.pop(bot_user_id or "", None)  # the ballot's own seeds
+    bots = bot_users_of(client)
+    return {user: names for user, names in on_card.items() if not await bots.is_bot(user)}
 
 
 class ReactionKeys:

@@ -138,6 +138,7 @@ class SlackSink(ThreadSink):
         )
         self._throttle = EditThrottle(settings.edit_interval, asyncio.get_running_loop().time)
         self._rates = rates_of(client)
+        self._bot_user_id = bot_user_id
         self._votes = HumanVotes(bot_user_id=bot_user_id)
         self._on_finished: Callable[[SlackSink], None] | None = None
         self._queue: DeliveryQueue[_Item, Update] = DeliveryQueue(
@@ -448,7 +449,9 @@ class SlackSink(ThreadSink):
     async def _count_reactions_on_card(self, vote_id: str, options: list[str]) -> None:
         ts = self._sender.ts_of.get(vote_key(vote_id))
         if ts is not None:
-            on_card = await read_card(self._client, self.channel, ts, what=f"debate {self.debate_id}")
+            on_card = await read_card(
+                self._client, self.channel, ts, what=f"debate {self.debate_id}", bot_user_id=self._bot_user_id
+            )
             await self._votes.window_opened(vote_id, options, on_card)
 
     async def _shown(self, seq: int) -> None:

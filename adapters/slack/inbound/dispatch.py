@@ -30,7 +30,7 @@ from adapters.slack.inbound.commands import (
     parse_command,
 )
 from adapters.slack.inbound.documents import Attachments
-from adapters.slack.inbound.people import BotUsers
+from adapters.slack.inbound.people import bot_users_of
 from adapters.slack.inbound.replies import Replies
 from adapters.slack.inbound.requests import ReactionRequest, Request
 from adapters.slack.launch import Launcher
@@ -55,7 +55,7 @@ class SlackFrontEnd:
         self.launcher = Launcher(rt, client, self.settings, self.desk, self.results)
         self.controls = Controls(rt, client, self.settings, self.desk)
         self.remote_votes = RemoteVotes(rt)  # votes on debates another worker runs
-        self.bots = BotUsers(client)  # other apps' bot users: their reactions are no votes
+        self.bots = bot_users_of(client)  # other apps' bot users: their reactions are no votes
 
     @property
     def countdown_clock(self) -> Clock:

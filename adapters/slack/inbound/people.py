@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections import OrderedDict
 
 import aiohttp
@@ -59,3 +60,15 @@ class BotUsers:
         while len(self._known) > self._size:
             self._known.popitem(last=False)
         return bot
+
+
+_BY_CLIENT: weakref.WeakKeyDictionary[AsyncWebClient, BotUsers] = weakref.WeakKeyDictionary()
+
+
+def bot_users_of(client: AsyncWebClient) -> BotUsers:
+    """The workspace's bot users (one Web API client per workspace token): reaction events and the
+    reading of a card's reactions ask the same cache."""
+    users = _BY_CLIENT.get(client)
+    if users is None:
+        users = _BY_CLIENT[client] = BotUsers(client)
+    return users
