@@ -7,7 +7,9 @@ the failure is logged and the closing card goes out without a picture.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from adapters.pictures.render import RenderedPicture, results_png
 from core.events import DebateCompleted
@@ -28,3 +30,18 @@ async def closing_picture(store: Store, end: DebateCompleted, *, enabled: bool) 
     if not any(e.seq == end.seq for e in events):  # not stored yet: the picture still shows the end
         events.append(end)
     return await results_png(events)
+
+
+async def drawn_while(
+    show: Callable[[], Awaitable[None]], store: Store, end: DebateCompleted, *, enabled: bool
+) -> RenderedPicture | None:
+    """Run `show` (the closing card going out) while the results picture is drawn, so the card never
+    waits for it; the picture (None when drawing fails, is off or takes too long)."""
+    drawing = asyncio.create_task(
+        closing_picture(store, end, enabled=enabled), name=f"picture-{end.debate_id}"
+    )
+    try:
+        await show()
+        return await drawing
+    finally:
+        drawing.cancel()  # the caller was cancelled: so is the drawing

@@ -22,6 +22,7 @@ class ThreadSink:
         self._debate_id = debate_id
         self._handle: DebateHandle | None = None
         self._card_reports = CardReports()  # vote cards shown, told to the debate
+        self._delivered = 0  # the highest event seq shown (a window opening may overtake others)
 
     @property
     def debate_id(self) -> str | None:
@@ -37,6 +38,13 @@ class ThreadSink:
         """Ask the debate to end; it closes with its closing card."""
         if self._handle is not None and not self._handle.done:
             await self._handle.stop(reason)
+
+    async def _shown_up_to(self, seq: int, key: str) -> None:
+        """The thread has been shown every event up to `seq` (what a restart need not send again),
+        kept under `key`."""
+        if seq > self._delivered:
+            self._delivered = seq
+            await self._remember(key, str(seq))
 
     async def _remember(self, key: str, value: str) -> None:
         """Keep a delivery detail with the debate: a resumed debate needs it."""

@@ -172,15 +172,17 @@ async def test_a_kill_during_an_arena_people_vote_resumes_and_counts_votes_cast_
     assert result.stats.human_votes == 2
 
 
-async def test_the_order_ai_votes_then_window_is_what_a_slow_card_leaves_in_the_log(tmp_path: Path) -> None:
-    """The case above that used to fail the resumed debate ("event #… was 'vote_cast …'")."""
+async def test_a_slow_card_leaves_the_window_opened_before_the_ai_votes_in_the_log(tmp_path: Path) -> None:
+    """The window's opening is stored when the format reaches it and its clock waits for the card
+    (the AI votes stored meanwhile follow it); a kill then resumes into the window. Logs from before
+    this order (AI votes first) are replayed by the parametrized case above."""
     spec = DebateSpec("arena", TOPIC, {**ARENA, "humans": "vote"})
     config = config_for(tmp_path, arena_script())
     debate_id = await kill_when(config, spec, "after_ai_votes", people_vote(after_ai=4))
     async with Runtime(config, secrets=Secrets()) as rt:
         before = await rt.store.events(debate_id)
     kinds = [e.kind for e in before if e.kind in ("vote_cast", "human_vote_opened")]
-    assert kinds[:5] == ["vote_cast"] * 4 + ["human_vote_opened"]
+    assert kinds[0] == "human_vote_opened" and kinds.count("vote_cast") >= 4
     result, _, _ = await resume_with(config)
     assert result.reason == "max_rounds", result.detail
 
@@ -201,7 +203,9 @@ async def test_a_kill_while_the_window_waits_for_its_card_opens_it_once_the_card
     closed = assert_whole(stored, "v1", ai_voters=4)
     assert closed.human_tally == {"keep": 1, "replace": 0} and closed.decision == "keep"
     [opened] = sink.of(HumanVoteOpened)
-    assert opened.window == 60  # it never opened before the kill: the whole window
+    # its card never showed before the kill, so its clock never ran: the whole window, less the
+    # moments between the stored opening and the last AI vote (the log cannot tell them apart)
+    assert 59 <= opened.window <= 60
 
 
 async def test_a_kill_during_an_arena_tie_window_resumes_into_it(tmp_path: Path) -> None:

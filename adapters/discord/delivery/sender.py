@@ -323,3 +323,17 @@ class Sender:
             description = picture.description or None
             files.append(discord.File(io.BytesIO(picture.data), picture.filename, description=description))
         return files
+
+
+THREAD_GONE = {
+    10003: "the debate thread was deleted",  # Unknown Channel
+    50001: "Rostra can no longer see the debate thread",  # Missing Access
+}
+CONNECTION_ERRORS = (aiohttp.ClientError, OSError, TimeoutError)
+
+
+def discord_down(exc: BaseException) -> bool:
+    """A failure that says Discord itself is failing (a 5xx after discord.py's retries, no answer)."""
+    if isinstance(exc, discord.HTTPException):
+        return exc.status >= 500
+    return isinstance(exc, CONNECTION_ERRORS)

@@ -20,23 +20,23 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-import aiohttp
 import discord
 
 from adapters.delivery.closing_picture import closing_picture
+from adapters.delivery.openings import overtaken_votes, queued_opening
 from adapters.delivery.outage import OutageLimits, PlatformOutage
 from adapters.delivery.queue import DeliveryQueue
 from adapters.delivery.thread_sink import ThreadSink
 from adapters.discord.ballots.reactions import CardBallot, CardRegistry
 from adapters.discord.ballots.thread import OpenCard, ThreadBallots
 from adapters.discord.controls import show_controls
-from adapters.discord.delivery.sender import Sender, Sent
-from adapters.discord.delivery.slots import DELIVERED_KEY, SLOT_KEY, UNSEEN, Slot, as_int, recorded_slots
+from adapters.discord.delivery.sender import CONNECTION_ERRORS, THREAD_GONE, Sender, Sent, discord_down
+from adapters.discord.delivery.slots import DELIVERED_KEY, SLOT_KEY, Slot, restore_slots
 from adapters.discord.delivery.throttle import EditThrottle
 from adapters.discord.delivery.webhooks import PersonaWebhooks
 from adapters.discord.render import messages
 from adapters.discord.render.events import OPENING, DiscordView, vote_slot
-from adapters.discord.render.ops import Op, Post, React, Show
+from adapters.discord.render.ops import Op, Post, React, Show, merged, route_of
 from adapters.discord.render.picture import with_picture
 from adapters.discord.settings import DiscordSettings
 from adapters.metering import record_delivery
@@ -58,10 +58,6 @@ from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
 
-THREAD_GONE = {
-    10003: "the debate thread was deleted",  # Unknown Channel
-    50001: "Rostra can no longer see the debate thread",  # Missing Access
-}
 MIN_EDIT_INTERVAL = 1.0
 """A persona's streamed text is edited at most once a second, whatever the config says."""
 GLOBAL = "global"
@@ -111,7 +107,6 @@ class DiscordSink(ThreadSink):
         self._outage = PlatformOutage("Discord", outage)  # Discord down: the debate pauses, finals wait
         self._metered_since = time.time()  # events stored earlier are caught up, not delivered late
         self._seeded: dict[str, set[str]] = {}  # slot → the ballot reactions the bot added there
-        self._delivered = 0  # the highest event seq delivered (a window opening may overtake)
 
     @property
     def thread_id(self) -> int:
@@ -136,42 +131,19 @@ class DiscordSink(ThreadSink):
         """
         self._debate_id = debate_id
         self._sender.resume(values)
-        recorded = dict(recorded_slots(values))
-        delivered = as_int(values.get(DELIVERED_KEY))
-        if delivered is None:  # nothing was delivered, or this debate predates the record of it
-            delivered = events[-1].seq if recorded and events else 0
-        shown: dict[str, tuple[Post, ...]] = {}
-        started: dict[str, VotingStarted] = {}
-        closed: set[str] = set()
-        for event in events:
-            if event.seq > delivered:
-                if isinstance(event, TurnDelta):
-                    self._view.render(event)  # interim text: the turn's end or its restart replaces it
-                else:
-                    self._queue.put(event)  # stored, never shown: delivered first by `catch_up`
-                continue
-            for op in self._view.render(event):
-                if isinstance(op, Show):
-                    shown[op.slot] = op.posts
-            if isinstance(event, VotingStarted):
-                started[event.vote_id] = event
-            elif isinstance(event, VotingClosed):
-                closed.add(event.vote_id)
-        for slot, sent in recorded.items():
-            posts = shown.get(slot)
-            known = list(posts) if posts is not None and len(posts) == len(sent) else [UNSEEN] * len(sent)
-            self._slots[slot] = Slot(list(sent), known)
+        slots, unsent, open_votes = restore_slots(self._view, events, values)
+        for event in unsent:
+            self._queue.put(event)  # stored, never shown: delivered first by `catch_up`
+        self._slots.update(slots)
         self._view.mark_shown(self._slots)
         open_cards: list[OpenCard] = []
-        for vote_id, event in started.items():
-            ids = self._message_ids(vote_slot(vote_id))
-            if vote_id in closed or event.humans == "off" or not ids:
-                continue
-            ballot = self._open_ballot(event)
+        for event in open_votes:
+            ids = self._message_ids(vote_slot(event.vote_id))
+            ballot = self._open_ballot(event) if ids else None
             if ballot is not None:
-                open_cards.append(OpenCard(vote_id, ids[0], ballot))
-                self._card_reports.shown_before(vote_id)
-                self._seeded[vote_slot(vote_id)] = {o.emoji for o in event.options if o.emoji}
+                open_cards.append(OpenCard(event.vote_id, ids[0], ballot))
+                self._card_reports.shown_before(event.vote_id)
+                self._seeded[vote_slot(event.vote_id)] = {o.emoji for o in event.options if o.emoji}
         return open_cards
 
     def catch_up(self) -> None:
@@ -223,35 +195,24 @@ class DiscordSink(ThreadSink):
         finally:
             seq = max(e.seq for e in events)
             shown = not isinstance(event, TurnDelta) and not self._closed and not _cancelling()
-            if shown and seq > self._delivered:
-                self._delivered = seq
-                await self._remember(DELIVERED_KEY, str(seq))
+            if shown:
+                await self._shown_up_to(seq, DELIVERED_KEY)
             if not self._queue:
                 self._outage.caught_up()
 
     def _shown_with(self, event: Event) -> list[Event]:
         """`event` and the queued events one post or edit shows with it: a card's opening window,
-        and the AI votes on the card it overtook (one edit shows them all)."""
-        events = [event]
-        window: Event | None = event
+        and the AI votes on the card it overtook (adapters/delivery/openings.py)."""
+        window = event
         if isinstance(event, VotingStarted):  # a window already opening on it: one post shows both
-            window = self._queue.pull(lambda e: isinstance(e, HumanVoteOpened) and e.vote_id == event.vote_id)
+            window = queued_opening(self._queue.pull, event, lambda queued: queued) or event
         if not isinstance(window, HumanVoteOpened):
-            return events
-        opened = window
-
-        def overtaken(e: Event) -> bool:
-            same_card = isinstance(e, VoteCast | VoteWithdrawn) and e.vote_id == opened.vote_id
-            return same_card and e.seq < opened.seq
-
-        while (vote := self._queue.pull(overtaken)) is not None:
-            events.insert(-1 if opened is event else len(events), vote)
-        if opened is not event:
-            events.append(opened)
-        return events
+            return [event]
+        votes = overtaken_votes(self._queue.pull, window, lambda queued: queued)
+        return [event, *votes, window] if window is not event else [*votes, event]
 
     async def _show_events(self, events: list[Event]) -> None:
-        ops = _merged([op for event in events for op in self._view.render(event)])
+        ops = merged([op for event in events for op in self._view.render(event)])
         if isinstance(events[0], DebateCompleted):  # drawn within its time limit, else the card goes without
             drawn = await closing_picture(self._store, events[0], enabled=self._pictures and not self._closed)
             ops = with_picture(ops, drawn)
@@ -297,7 +258,7 @@ class DiscordSink(ThreadSink):
         A thread that is gone or forbidden stops the debate."""
         if self._closed:
             return
-        route = _route(op)
+        route = route_of(op)
         interim = isinstance(op, Show) and op.live
         if interim and (route in self._failing or self._outage.down or self._outage.catching_up):
             return  # Discord is failing there: no interim states until a final one (and the backlog) is shown
@@ -360,7 +321,7 @@ class DiscordSink(ThreadSink):
         update = self._throttle.offer(op, first=first)
         if update is None:
             return
-        hook = self._rates[f"webhook:{self._parent_id}"] if _route(update) == "webhook" else None
+        hook = self._rates[f"webhook:{self._parent_id}"] if route_of(update) == "webhook" else None
         if first or not update.live:  # a first post and a final state always go, in their turn
             await overall.take()
             if hook is not None:
@@ -420,35 +381,6 @@ class DiscordSink(ThreadSink):
         self._queue.clear()
         self._closed = True
         await self.stop(reason)
-
-
-CONNECTION_ERRORS = (aiohttp.ClientError, OSError, TimeoutError)
-
-
-def discord_down(exc: BaseException) -> bool:
-    """A failure that says Discord itself is failing (a 5xx after discord.py's retries, no answer)."""
-    if isinstance(exc, discord.HTTPException):
-        return exc.status >= 500
-    return isinstance(exc, CONNECTION_ERRORS)
-
-
-def _merged(ops: list[Op]) -> list[Op]:
-    """The ops of events shown together: each message's newest state, in the place of its first."""
-    merged: list[Op] = []
-    where: dict[str, int] = {}
-    for op in ops:
-        if isinstance(op, Show) and op.slot in where:
-            merged[where[op.slot]] = op
-            continue
-        if isinstance(op, Show):
-            where[op.slot] = len(merged)
-        merged.append(op)
-    return merged
-
-
-def _route(op: Op) -> str:
-    """Which of Discord's routes an operation takes: persona posts the webhook, the rest the bot."""
-    return "webhook" if isinstance(op, Show) and any(p.persona is not None for p in op.posts) else "bot"
 
 
 def _cancelling() -> bool:

@@ -3,11 +3,13 @@ with the debate so that a restart finds its messages again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from adapters.discord.delivery.sender import Sent
-from adapters.discord.render.ops import Post
+from adapters.discord.render.events import DiscordView
+from adapters.discord.render.ops import Post, Show
+from core.events import Event, TurnDelta, VotingClosed, VotingStarted
 
 SLOT_KEY = "discord.slot."
 """Binding key prefix: `discord.slot.<slot>` → the slot's messages (`Sent.encode`, comma-separated)."""
@@ -33,3 +35,40 @@ def recorded_slots(values: Mapping[str, str]) -> Iterator[tuple[str, list[Sent]]
             sent = [Sent.decode(part) for part in value.split(",")]
             if all(s is not None for s in sent):
                 yield key.removeprefix(SLOT_KEY), [s for s in sent if s is not None]
+
+
+def restore_slots(
+    view: DiscordView, events: Sequence[Event], values: Mapping[str, str]
+) -> tuple[dict[str, Slot], list[Event], list[VotingStarted]]:
+    """Render the stored log into `view` without sending anything, up to the last event the thread
+    is known to have received: each slot's recorded messages and what they show, the events stored
+    but never shown (delivered first after a restart), and the vote cards people may still vote on."""
+    recorded = dict(recorded_slots(values))
+    delivered = as_int(values.get(DELIVERED_KEY))
+    if delivered is None:  # nothing was delivered, or this debate predates the record of it
+        delivered = events[-1].seq if recorded and events else 0
+    shown: dict[str, tuple[Post, ...]] = {}
+    started: dict[str, VotingStarted] = {}
+    closed: set[str] = set()
+    unsent: list[Event] = []
+    for event in events:
+        if event.seq > delivered:
+            if isinstance(event, TurnDelta):
+                view.render(event)  # interim text: the turn's end or its restart replaces it
+            else:
+                unsent.append(event)
+            continue
+        for op in view.render(event):
+            if isinstance(op, Show):
+                shown[op.slot] = op.posts
+        if isinstance(event, VotingStarted):
+            started[event.vote_id] = event
+        elif isinstance(event, VotingClosed):
+            closed.add(event.vote_id)
+    slots = {}
+    for slot, sent in recorded.items():
+        posts = shown.get(slot)
+        known = list(posts) if posts is not None and len(posts) == len(sent) else [UNSEEN] * len(sent)
+        slots[slot] = Slot(list(sent), known)
+    votes = [e for vote_id, e in started.items() if vote_id not in closed and e.humans != "off"]
+    return slots, unsent, votes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 from dataclasses import dataclass
 
@@ -11,12 +12,12 @@ from discord import app_commands
 from adapters.discord.access import can_see, may_stop
 from adapters.discord.delivery.desk import DebateDesk
 from adapters.discord.delivery.sender import NO_MENTIONS, embed_of
-from adapters.discord.inbound.transcript_files import transcript_files
 from adapters.discord.launch import PLATFORM, Launcher, StartRequest
 from adapters.discord.render import messages
 from adapters.discord.render.cards import clip, personas_card
 from adapters.host import Host
 from adapters.stored_debates import latest_debate, named_debate
+from adapters.transcript_files import transcript_files
 from core.formats import FORMATS
 from core.ports import DebateRecord
 from core.settings import FormatsSettings
@@ -126,7 +127,10 @@ class DebateCommands:
         events = await self.rt.store.events(record.id)
         await interaction.followup.send(
             messages.transcript_caption(record.topic, record.id),
-            files=await transcript_files(record, events),
+            files=[
+                discord.File(io.BytesIO(f.content.encode("utf-8")), filename=f.filename)
+                for f in await transcript_files(record, events)
+            ],
             ephemeral=True,
             allowed_mentions=NO_MENTIONS,
         )

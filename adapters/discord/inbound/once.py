@@ -8,30 +8,22 @@ for `INTERACTION_TTL` seconds, far longer than the 15 minutes an interaction's t
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import discord
 from discord import app_commands
 
-from core.errors import StoreError
+from adapters import once
 from core.ports import Store
-
-log = logging.getLogger(__name__)
 
 INTERACTION_TTL = 1800.0
 
 
 async def first_delivery(store: Store, interaction: discord.Interaction[Any]) -> bool:
-    """True when no worker has taken this interaction yet (also when the store cannot answer: an
-    unanswered click is worse than a rare double answer)."""
+    """True when no worker has taken this interaction yet (adapters/once.py)."""
     if interaction.type is discord.InteractionType.autocomplete:
         return True  # suggestions change nothing: answered by whoever sees them
-    try:
-        return await store.first_delivery(f"discord:interaction:{interaction.id}", INTERACTION_TTL)
-    except StoreError as exc:
-        log.warning("could not check interaction %s against earlier deliveries: %s", interaction.id, exc)
-        return True
+    return await once.first_delivery(store, f"discord:interaction:{interaction.id}", INTERACTION_TTL)
 
 
 class OnceTree(app_commands.CommandTree[Any]):

@@ -89,3 +89,22 @@ class React:
 
 
 Op = Show | React
+
+
+def merged(ops: list[Op]) -> list[Op]:
+    """The ops of events shown together: each message's newest state, in the place of its first."""
+    merged: list[Op] = []
+    where: dict[str, int] = {}
+    for op in ops:
+        if isinstance(op, Show) and op.slot in where:
+            merged[where[op.slot]] = op
+            continue
+        if isinstance(op, Show):
+            where[op.slot] = len(merged)
+        merged.append(op)
+    return merged
+
+
+def route_of(op: Op) -> str:
+    """Which of Discord's routes an operation takes: persona posts the webhook, the rest the bot."""
+    return "webhook" if isinstance(op, Show) and any(p.persona is not None for p in op.posts) else "bot"

@@ -15,13 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
 from adapters.slack.access import StopPolicy
-from adapters.slack.controls.transcripts import (
-    PLATFORM,
-    TranscriptLimit,
-    attach_transcript,
-    find_record,
-    thread_link,
-)
+from adapters.slack.controls.transcripts import PLATFORM, attach_transcript, find_record, thread_link
 from adapters.slack.delivery.desk import SlackDesk
 from adapters.slack.delivery.sender import api_error
 from adapters.slack.delivery.sink import NETWORK_ERRORS
@@ -30,6 +24,7 @@ from adapters.slack.inbound.replies import Replies
 from adapters.slack.inbound.requests import Request
 from adapters.slack.render import messages
 from adapters.slack.settings import SlackSettings
+from adapters.transcript_files import TranscriptLimit
 from core.errors import StoreError
 from core.ports import DebateRecord
 

@@ -16,37 +16,36 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.delivery.closing_picture import closing_picture
+from adapters.delivery.closing_picture import drawn_while
+from adapters.delivery.openings import overtaken_votes, queued_opening
 from adapters.delivery.outage import OutageLimits, PlatformOutage
 from adapters.delivery.queue import DeliveryQueue
 from adapters.delivery.thread_sink import ThreadSink
 from adapters.metering import record_delivery
 from adapters.slack.ballots.countdown import Countdowns
 from adapters.slack.ballots.reactions import HumanVotes, read_card
+from adapters.slack.delivery.failures import FATAL_ERRORS as FATAL_ERRORS  # used beside the sink
+from adapters.slack.delivery.failures import delivery_failed, slack_down
+from adapters.slack.delivery.items import Countdown, Item, Queued, Resumed, describe, yields_to_opening
 from adapters.slack.delivery.rates import rates_of
 from adapters.slack.delivery.sender import NETWORK_ERRORS as NETWORK_ERRORS  # used beside the sink
 from adapters.slack.delivery.sender import PersonaIdentity, ReadBackDeferred, SlackSender, api_error
 from adapters.slack.delivery.throttle import EditThrottle
 from adapters.slack.render.emoji import option_reactions
 from adapters.slack.render.events import SlackView
-from adapters.slack.render.ops import Op, Post, Update, Upload, vote_key
+from adapters.slack.render.ops import Op, Update, Upload, merged, vote_key
 from adapters.slack.render.picture import picture_upload
 from adapters.slack.settings import SlackSettings
 from core.clock import Clock, RealClock
 from core.events import (
-    ClockTick,
     DebateCompleted,
     Event,
     HumanVoteOpened,
     TurnDelta,
-    VoteCast,
-    VoteWithdrawn,
     VotingClosed,
     VotingStarted,
 )
@@ -56,50 +55,7 @@ from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
 
-# Errors after which nothing more can be shown in the thread: the debate is stopped.
-FATAL_ERRORS = frozenset(
-    {
-        "channel_not_found",
-        "not_in_channel",
-        "is_archived",
-        "thread_not_found",
-        "invalid_auth",
-        "account_inactive",
-        "token_revoked",
-        "no_permission",
-    }
-)
 DELIVERED = "delivered"  # binding key: the seq of the last event the thread was fully shown
-
-
-def delivery_failed(error: str, count: int) -> str:
-    what = "a message" if count == 1 else f"{count} messages or edits"
-    return (
-        f"⚠️ Slack refused {what} (`{error}`), so part of the debate is missing here; the debate goes"
-        " on, and its transcript has the full text."
-    )
-
-
-@dataclass(frozen=True)
-class _Queued:
-    event: Event
-    live: bool = True  # False: a stored event the thread never got, caught up after a restart
-
-
-@dataclass(frozen=True)
-class _Resumed:
-    """Refresh the opening card once the thread has caught up after a restart."""
-
-
-@dataclass(frozen=True)
-class _Countdown:
-    """Redraw a vote card for `now` (how long its people's window has left)."""
-
-    vote_id: str
-    now: datetime
-
-
-_Item = _Queued | _Resumed | _Countdown
 
 
 class SlackSink(ThreadSink):
@@ -141,26 +97,25 @@ class SlackSink(ThreadSink):
         self._bot_user_id = bot_user_id
         self._votes = HumanVotes(bot_user_id=bot_user_id)
         self._on_finished: Callable[[SlackSink], None] | None = None
-        self._queue: DeliveryQueue[_Item, Update] = DeliveryQueue(
+        self._queue: DeliveryQueue[Item, Update] = DeliveryQueue(
             deliver=self._deliver_item,
             send=self._send,
             pacing=self._throttle,
             name=lambda: f"Slack debate {self.debate_id}",
             on_demand=False,
-            is_last=lambda item: isinstance(item, _Queued) and isinstance(item.event, DebateCompleted),
-            describe=_describe,
+            is_last=lambda item: isinstance(item, Queued) and isinstance(item.event, DebateCompleted),
+            describe=describe,
             on_stopped=self._finished,
-            urgent=lambda item: isinstance(item, _Queued) and isinstance(item.event, HumanVoteOpened),
-            yields=_yields,  # a window opening goes ahead of AI-vote card edits: its clock waits
+            urgent=lambda item: isinstance(item, Queued) and isinstance(item.event, HumanVoteOpened),
+            yields=yields_to_opening,  # a window opening goes ahead of AI-vote card edits: its clock waits
         )
-        self._delivered = 0  # the highest event seq shown (a window opening may overtake)
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
         self._outage = PlatformOutage("Slack", outage)  # Slack down: the debate pauses, finals wait
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
         self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
         self._countdowns = Countdowns(  # "about … left" on open vote cards, in people's time
-            clock or RealClock(), lambda vote_id, now: self._queue.put(_Countdown(vote_id, now))
+            clock or RealClock(), lambda vote_id, now: self._queue.put(Countdown(vote_id, now))
         )
 
     @property
@@ -168,7 +123,7 @@ class SlackSink(ThreadSink):
         return self._queue.finished
 
     async def emit(self, event: Event) -> None:
-        self._queue.put(_Queued(event))
+        self._queue.put(Queued(event))
 
     def restore(self, events: Sequence[Event], values: Mapping[str, str]) -> None:
         """Pick up a thread after a restart (call before any new event arrives).
@@ -181,7 +136,7 @@ class SlackSink(ThreadSink):
         shown = int(values.get(DELIVERED) or 0)
         for event in events:
             if event.seq > shown:
-                self._queue.put(_Queued(event, live=False))
+                self._queue.put(Queued(event, live=False))
                 continue
             for op in self._view.render(event):
                 self._sender.assume(op)
@@ -191,7 +146,7 @@ class SlackSink(ThreadSink):
                     self._card_reports.shown_before(event.vote_id)
                     key = vote_key(event.vote_id)
                     self._sender.seeded[key] = set(option_reactions(event.options).values())
-        self._queue.put(_Resumed())
+        self._queue.put(Resumed())
 
     def attach(self, handle: DebateHandle, on_finished: Callable[[SlackSink], None]) -> None:
         """Start delivering once the debate has a handle (events queued before are kept)."""
@@ -242,19 +197,28 @@ class SlackSink(ThreadSink):
         await handle.wait()
         self._queue.end()
 
-    async def _deliver_item(self, item: _Item) -> None:
+    async def _deliver_item(self, item: Item) -> None:
         """Show one queued item (the queue's worker calls it, in order). An event whose delivery
         failed counts as shown too (the queue logs the failure): it is not sent again after a restart."""
-        if isinstance(item, _Resumed):
+        if isinstance(item, Resumed):
             await self._apply(self._view.resumed())
             return
-        if isinstance(item, _Countdown):
+        if isinstance(item, Countdown):
             op = self._view.countdown(item.vote_id, item.now)
             if op is not None and item.vote_id in self._countdowns:
                 await self._apply(op)
             return
         event = item.event
-        window = self._pull_window(event, live=item.live) if isinstance(event, VotingStarted) else None
+        opening = (
+            queued_opening(self._queue.pull, event, _event_of(item.live))
+            if isinstance(event, VotingStarted)
+            else None
+        )
+        window = (
+            opening.event
+            if isinstance(opening, Queued) and isinstance(opening.event, HumanVoteOpened)
+            else None
+        )
         if isinstance(event, HumanVoteOpened):
             await self._overtaken(event, live=item.live)
         seq = event.seq if window is None else window.seq
@@ -267,29 +231,17 @@ class SlackSink(ThreadSink):
                 await self._deliver(event, live=item.live)
         except Exception:
             if not isinstance(event, TurnDelta):
-                await self._shown(seq)
+                await self._shown_up_to(seq, DELIVERED)
             raise
         if not isinstance(event, TurnDelta):
-            await self._shown(seq)
-
-    def _pull_window(self, started: VotingStarted, *, live: bool) -> HumanVoteOpened | None:
-        """The card's window, when it is already queued: one post shows the card open."""
-        item = self._queue.pull(
-            lambda i: (
-                isinstance(i, _Queued)
-                and i.live == live
-                and isinstance(i.event, HumanVoteOpened)
-                and i.event.vote_id == started.vote_id
-            )
-        )
-        return item.event if isinstance(item, _Queued) and isinstance(item.event, HumanVoteOpened) else None
+            await self._shown_up_to(seq, DELIVERED)
 
     async def _deliver_opened(self, started: VotingStarted, window: HumanVoteOpened, *, live: bool) -> None:
         """A vote card and its window's opening in one post (the AI votes between them too)."""
         posted = list(self._view.render(started))
         await self._overtaken(window, live=live)
         opened = list(self._view.render(window))
-        for op in _merged(posted + opened):
+        for op in merged(posted + opened):
             await self._apply(op)
         await self._after(started, posted, live=live)
         await self._after(window, opened, live=live)
@@ -298,21 +250,12 @@ class SlackSink(ThreadSink):
         """The AI votes on the window's card that it overtook in the queue: the window's own card
         edit shows them (one edit instead of one each)."""
 
-        def overtaken(item: _Item) -> bool:
-            return (
-                isinstance(item, _Queued)
-                and item.live == live
-                and isinstance(item.event, VoteCast | VoteWithdrawn)
-                and item.event.vote_id == window.vote_id
-                and item.event.seq < window.seq
-            )
-
-        while (item := self._queue.pull(overtaken)) is not None:
-            assert isinstance(item, _Queued)
+        for item in overtaken_votes(self._queue.pull, window, _event_of(live)):
+            assert isinstance(item, Queued)
             self._view.render(item.event)  # the card's state; the window's edit shows it
             if live:
                 record_delivery("slack", item.event)
-            await self._shown(item.event.seq)
+            await self._shown_up_to(item.event.seq, DELIVERED)
 
     async def _deliver(self, event: Event, *, live: bool) -> None:
         if isinstance(event, VotingClosed):
@@ -347,20 +290,15 @@ class SlackSink(ThreadSink):
             await self._window_shown(self._started[event.vote_id], card)
 
     async def _closing(self, event: DebateCompleted, ops: list[Op], *, live: bool) -> None:
-        """The closing card, then its results picture in the thread: drawn while the card is posted,
-        so the card never waits for it; without it when drawing fails (logged) or pictures are off."""
-        drawing = asyncio.create_task(
-            closing_picture(self._store, event, enabled=self._pictures),
-            name=f"slack-picture-{event.debate_id}",
-        )
-        try:
+        """The closing card, then its results picture in the thread (drawn while the card is posted)."""
+
+        async def show() -> None:
             for op in ops:
                 await self._apply(op)
             if live:
                 record_delivery("slack", event)  # delivery lag metric (adapters.metering)
-            picture = await drawing
-        finally:
-            drawing.cancel()  # the worker was cancelled: so is the drawing
+
+        picture = await drawn_while(show, self._store, event, enabled=self._pictures)
         if picture is not None:
             await self._apply(picture_upload(picture))
 
@@ -454,50 +392,7 @@ class SlackSink(ThreadSink):
             )
             await self._votes.window_opened(vote_id, options, on_card)
 
-    async def _shown(self, seq: int) -> None:
-        """The thread has been shown every event up to `seq` (what a restart need not send again)."""
-        if seq > self._delivered:
-            self._delivered = seq
-            await self._remember(DELIVERED, str(seq))
 
-
-def _merged(ops: list[Op]) -> list[Op]:
-    """The ops of events shown together: a card's post shows its newest state (its later final
-    updates folded in), other updates of one message keep only the newest."""
-    merged: list[Op] = []
-    where: dict[str, int] = {}
-    for op in ops:
-        at = where.get(op.key) if isinstance(op, Post | Update) else None
-        if at is not None and isinstance(op, Update):
-            earlier = merged[at]
-            if isinstance(earlier, Post):
-                merged[at] = replace(earlier, text=op.text, blocks=op.blocks)
-            else:
-                merged[at] = op
-            continue
-        if isinstance(op, Post | Update):
-            where[op.key] = len(merged)
-        merged.append(op)
-    return merged
-
-
-def _yields(item: _Item) -> bool:
-    """Whether a window's opening may go ahead of `item` (an edit it does not depend on)."""
-    if isinstance(item, _Countdown):
-        return True
-    return isinstance(item, _Queued) and isinstance(item.event, VoteCast | VoteWithdrawn | ClockTick)
-
-
-def slack_down(exc: BaseException) -> bool:
-    """A failure that says Slack itself is failing (a 5xx, no answer), not that it refused the op."""
-    if isinstance(exc, SlackApiError):
-        return int(exc.response.status_code) >= 500
-    return isinstance(exc, (*NETWORK_ERRORS, ReadBackDeferred))
-
-
-def _describe(item: _Item) -> str:
-    if isinstance(item, _Resumed):
-        return "the caught-up thread"
-    if isinstance(item, _Countdown):
-        return f"the countdown of vote {item.vote_id}"
-    return f"{item.event.kind} #{item.event.seq}"
+def _event_of(live: bool) -> Callable[[Item], Event | None]:
+    """A queued item's event, when it is one of the kind (live or caught up) being delivered."""
+    return lambda item: item.event if isinstance(item, Queued) and item.live == live else None

@@ -3,20 +3,16 @@
 Slack redelivers an event it thinks was not acknowledged (the same `event_id`, with an
 `X-Slack-Retry-Num` header), possibly to another worker behind the same URL, and a captured signed
 request can be replayed while its signature is accepted. The first delivery of a key claims it in
-the store (one conditional insert: exactly one worker wins a race); the key is remembered for
-`DELIVERY_TTL` seconds, longer than Slack's retries (up to about five minutes) and the five minutes a
-signature is accepted.
+the store (adapters/once.py); the key is remembered for `DELIVERY_TTL` seconds, longer than Slack's
+retries (up to about five minutes) and the five minutes a signature is accepted.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from core.errors import StoreError
+from adapters import once
 from core.ports import Store
-
-log = logging.getLogger(__name__)
 
 DELIVERY_TTL = 900.0
 
@@ -37,14 +33,6 @@ def trigger_key(payload: dict[str, Any], kind: str = "trigger") -> str | None:
 
 
 async def first_delivery(store: Store, key: str | None) -> bool:
-    """True when this is the first delivery of `key` anywhere in the bot (no key: always true).
-
-    When the store cannot answer, the request is handled (a lost request is worse than a rare
-    double; each worker still drops the repeats it has seen itself)."""
-    if key is None:
-        return True
-    try:
-        return await store.first_delivery(key, DELIVERY_TTL)
-    except StoreError as exc:
-        log.warning("could not check %s against earlier deliveries: %s", key, exc)
-        return True
+    """True when this is the first delivery of `key` anywhere in the bot (adapters/once.py); each
+    worker still drops the repeats it has seen itself."""
+    return await once.first_delivery(store, key, DELIVERY_TTL)

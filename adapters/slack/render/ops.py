@@ -6,7 +6,7 @@ maps keys to Slack timestamps.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.models import PersonaRef
@@ -72,3 +72,23 @@ class Upload:
 
 
 Op = Post | Update | Delete | Upload
+
+
+def merged(ops: list[Op]) -> list[Op]:
+    """The ops of events shown together: a card's post shows its newest state (its later final
+    updates folded in), other updates of one message keep only the newest."""
+    merged: list[Op] = []
+    where: dict[str, int] = {}
+    for op in ops:
+        at = where.get(op.key) if isinstance(op, Post | Update) else None
+        if at is not None and isinstance(op, Update):
+            earlier = merged[at]
+            if isinstance(earlier, Post):
+                merged[at] = replace(earlier, text=op.text, blocks=op.blocks)
+            else:
+                merged[at] = op
+            continue
+        if isinstance(op, Post | Update):
+            where[op.key] = len(merged)
+        merged.append(op)
+    return merged

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from adapters.slack.controls.transcripts import TranscriptLimit
+from adapters.transcript_files import TranscriptLimit
 from tests.adapters.slack.conftest import ALICE, BOB, CHANNEL, Harness
 
 
