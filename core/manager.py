@@ -332,8 +332,11 @@ class DebateManager:
                     log.warning("debate %s: could not take its votes from the store: %s", debate_id, exc)
 
     async def deliver_votes(self, debate_id: str) -> None:
+        """Apply what other processes left in the store for a debate run here: Stops and votes.
+        A resumed debate takes them once it caught up with its log (a vote cast while it replays
+        would be refused and lost); they wait in the store until then."""
         session = self._sessions.get(debate_id)
-        if session is None or session.done:
+        if session is None or session.done or session.catching_up:
             return
         for payload in await self.store.take_votes(debate_id):
             vote = json.loads(payload)

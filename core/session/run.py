@@ -141,6 +141,11 @@ class DebateSession:
     def done(self) -> bool:
         return self._result.done()
 
+    @property
+    def catching_up(self) -> bool:
+        """A resumed debate still replaying its stored log (people's votes are refused until it is live)."""
+        return self._catch_up.replaying
+
     def on_done(self, callback: Callable[[], None]) -> None:
         self._result.add_done_callback(lambda _: callback())
 
