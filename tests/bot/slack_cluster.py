@@ -65,6 +65,11 @@ class Worker:
         body = urlencode({"payload": json.dumps(payload)})
         assert await self.post(body, "application/x-www-form-urlencoded") == 200
 
+    async def ready(self) -> None:
+        """Once it answers (Slack's URL check, which does nothing else)."""
+        body = json.dumps({"token": "legacy", "challenge": "ready?", "type": "url_verification"})
+        await self.event(body)
+
     def kill(self) -> None:
         self.process.kill()  # SIGKILL: no goodbye, no lease given back
         self.process.wait(timeout=30)
