@@ -168,15 +168,19 @@ class Recovery:
                     log.exception("could not look for %s debates to take over", platform)
 
     async def _requests_left_for(self, handles: list[DebateHandle]) -> None:
-        """What people asked of debates just taken over while their owner lay dead (a Stop, votes),
-        applied as soon as each caught up with its log: the vote loop heard of them before these
-        debates ran here, and would otherwise wait for the next request (Postgres) or poll (SQLite)."""
+        """What people asked of debates just taken over while their owner lay dead, applied now
+        rather than at the vote loop's next wake (the next request on Postgres, the next poll on
+        SQLite): a Stop at once, even while the debate catches up with its log (it may be redoing
+        the turn its owner died in); votes as soon as it caught up (one cast while it replays would
+        be refused)."""
         for handle in handles:
-            deadline = time.monotonic() + CATCH_UP_WAIT
-            # looked at every few ms: a replay says nothing when it goes live, and is over in a moment
-            while handle.catching_up and not handle.done and time.monotonic() < deadline:  # noqa: ASYNC110
-                await asyncio.sleep(CATCH_UP_POLL)
             try:
+                if handle.catching_up:
+                    await self._manager.take_stop(handle.debate_id)
+                deadline = time.monotonic() + CATCH_UP_WAIT
+                # looked at every few ms: a replay says nothing when it goes live, and is over in a moment
+                while handle.catching_up and not handle.done and time.monotonic() < deadline:  # noqa: ASYNC110
+                    await asyncio.sleep(CATCH_UP_POLL)
                 await self._manager.deliver_votes(handle.debate_id)
             except StoreError as exc:
                 log.warning("debate %s: could not take what was left for it: %s", handle.debate_id, exc)

@@ -190,6 +190,7 @@ class DebateSession:
                     return
                 if self._stop_reason is None:
                     raise
+                self._catch_up.finish()  # stopped while catching up: the rest of the log is the state
                 outcome = Outcome("stopped", detail=self._stop_reason)
         except asyncio.CancelledError:
             await self._interrupted()

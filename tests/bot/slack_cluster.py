@@ -37,12 +37,14 @@ class Worker:
 
     async def post(self, body: str, content_type: str, headers: dict[str, str] | None = None) -> int:
         async with aiohttp.ClientSession() as http:
-            for _ in range(1500):
+            for _ in range(3000):  # a minute: a loaded machine starts a worker slowly
                 try:
                     sent = {**sign(body), "Content-Type": content_type, **(headers or {})}
                     async with http.post(self.url, data=body, headers=sent) as r:
                         return r.status
                 except aiohttp.ClientConnectionError:
+                    if self.process.poll() is not None:
+                        pytest.fail(f"the worker exited ({self.process.returncode}) before it listened")
                     await asyncio.sleep(0.02)
         pytest.fail("the worker never listened")
 
