@@ -331,9 +331,27 @@ class DebateManager:
                 except StoreError as exc:
                     log.warning("debate %s: could not take its votes from the store: %s", debate_id, exc)
 
-    async def deliver_votes(self, debate_id: str) -> None:
+    async def take_stop(self, debate_id: str) -> None:
+        """A debate just taken over, still catching up with its log: a Stop left for it is applied
+        now. The votes taken with it are put back for when it is live (one cast while it replays is
+        refused), unless it stops: then they no longer count."""
         session = self._sessions.get(debate_id)
         if session is None or session.done:
+            return
+        left = [(payload, json.loads(payload)) for payload in await self.store.take_votes(debate_id)]
+        stops = [asked for _, asked in left if asked.get("control") == "stop"]
+        if stops:
+            session.request_stop(str(stops[0].get("reason") or "stopped"))
+            return
+        for payload, _ in left:
+            await self.store.post_vote(debate_id, payload)
+
+    async def deliver_votes(self, debate_id: str) -> None:
+        """Apply what other processes left in the store for a debate run here: Stops and votes.
+        A resumed debate takes them once it caught up with its log (a vote cast while it replays
+        would be refused and lost); they wait in the store until then."""
+        session = self._sessions.get(debate_id)
+        if session is None or session.done or session.catching_up:
             return
         for payload in await self.store.take_votes(debate_id):
             vote = json.loads(payload)

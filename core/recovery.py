@@ -40,6 +40,10 @@ ABANDONED = (
 """The stored reason of a debate left `running` by a process that is gone, settled on the next start."""
 CANNOT_RESUME = "This debate could not be resumed after a restart: {reason}."
 CANNOT_RESUME_ASKED = "This debate could not be resumed: {reason}."
+CATCH_UP_WAIT = 10.0
+"""Seconds a debate taken over is given to catch up with its log before what was left for it is
+taken (a replay takes milliseconds; past this, the vote loop takes it later)."""
+CATCH_UP_POLL = 0.02
 
 
 class _Nowhere:
@@ -157,10 +161,29 @@ class Recovery:
                         adopted = self._adopted.get(platform)
                         if adopted is not None:
                             await adopted(handles)
+                        await self._requests_left_for(handles)
                 except StoreError as exc:
                     log.warning("could not look for %s debates to take over: %s", platform, exc)
                 except Exception:
                     log.exception("could not look for %s debates to take over", platform)
+
+    async def _requests_left_for(self, handles: list[DebateHandle]) -> None:
+        """What people asked of debates just taken over while their owner lay dead, applied now
+        rather than at the vote loop's next wake (the next request on Postgres, the next poll on
+        SQLite): a Stop at once, even while the debate catches up with its log (it may be redoing
+        the turn its owner died in); votes as soon as it caught up (one cast while it replays would
+        be refused)."""
+        for handle in handles:
+            try:
+                if handle.catching_up:
+                    await self._manager.take_stop(handle.debate_id)
+                deadline = time.monotonic() + CATCH_UP_WAIT
+                # looked at every few ms: a replay says nothing when it goes live, and is over in a moment
+                while handle.catching_up and not handle.done and time.monotonic() < deadline:  # noqa: ASYNC110
+                    await asyncio.sleep(CATCH_UP_POLL)
+                await self._manager.deliver_votes(handle.debate_id)
+            except StoreError as exc:
+                log.warning("debate %s: could not take what was left for it: %s", handle.debate_id, exc)
 
     async def _resume(self, platform: str, attach: Attach) -> list[DebateHandle]:
         store = self._manager.store

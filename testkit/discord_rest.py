@@ -36,6 +36,7 @@ from typing import Any
 import discord
 from aiohttp import BodyPartReader, web
 
+from testkit.discord_interactions import Interactions
 from testkit.server import FakeServer, Fault, Window
 
 EPOCH_MS = 1420070400000
@@ -84,6 +85,8 @@ class FakeDiscordREST(FakeServer[Request]):
         self._strict_names = False
         self._ids = itertools.count(1)
         self.answered: list[Callable[[Request, int, Any], None]] = []  # told each carried-out answer
+        self.interactions = Interactions(self)
+        """Slash commands and clicks, and the bot's answers to them (testkit/discord_interactions.py)."""
         self.app.router.add_route("*", API + "/{tail:.*}", self._handle)
 
     @property
@@ -285,6 +288,9 @@ class FakeDiscordREST(FakeServer[Request]):
 
     def _route(self, req: Request) -> tuple[int, Any]:
         p, m = req.path, req.method
+        answered = self.interactions.route(req)
+        if answered is not None:
+            return answered
         if p == "/users/@me":
             return 200, _user(BOT_ID, "Rostra", bot=True)
         if p == "/oauth2/applications/@me":
@@ -489,7 +495,8 @@ def _error(status: int, code: int, message: str) -> web.Response:
 async def _body(request: web.Request) -> dict[str, Any]:
     if request.content_type == "application/json":
         raw = await request.text()
-        return dict(json.loads(raw)) if raw else {}
+        data = json.loads(raw) if raw else {}
+        return data if isinstance(data, dict) else {"items": data}  # a list (a command sync)
     if request.content_type.startswith("multipart/"):
         payload: dict[str, Any] = {}
         files = []

@@ -18,8 +18,9 @@ import discord
 
 from adapters.discord.ballots.thread import OpenCard
 from adapters.discord.delivery.desk import DebateDesk, Running
+from adapters.discord.delivery.sender import WEBHOOK_KEY
 from adapters.discord.delivery.sink import DiscordSink
-from adapters.discord.delivery.slots import as_int
+from adapters.discord.delivery.slots import as_int, recorded_slots
 from adapters.discord.delivery.webhooks import PersonaWebhooks
 from adapters.discord.launch import PLATFORM
 from adapters.discord.results import START_CARD_KEY, DiscordResults
@@ -32,6 +33,9 @@ log = logging.getLogger(__name__)
 
 THREAD_KEY = "discord.thread_id"
 ORIGIN_KEY = "discord.origin_id"
+READ_BACK = 20
+"""Messages read after a thread's newest recorded one when its debate resumes (a dead owner leaves at
+most the one it was posting)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,7 @@ class Resumer:
         )
         await self._unarchive(thread)
         events = await self.rt.store.events(record.id)
+        await self._drop_unrecorded(thread, values)
         cards = sink.restore(record.id, events, values)
         if cards:
             state = DebateState.replay(record.id, events)
@@ -127,6 +132,32 @@ class Resumer:
         sink.catch_up()
         origin = as_int(values.get(ORIGIN_KEY)) or thread.id
         return Reattached(sink, thread.id, origin, values.get(START_CARD_KEY))
+
+    async def _drop_unrecorded(self, thread: discord.Thread, values: dict[str, str]) -> None:
+        """Persona messages the last owner posted but did not live to record (killed mid-post) are
+        deleted: the debate shows those turns again from its log, so they would show twice. They are
+        the persona webhook's messages after the newest recorded one that no slot names."""
+        recorded = {sent.id for _, messages in recorded_slots(values) for sent in messages}
+        hook_id = as_int(values.get(WEBHOOK_KEY))
+        parent, me = thread.parent, self.client.user
+        if not recorded or hook_id is None or me is None:
+            return
+        if not isinstance(parent, discord.TextChannel | discord.ForumChannel):
+            return
+        try:
+            after = discord.Object(id=max(recorded))
+            found = [m async for m in thread.history(after=after, limit=READ_BACK, oldest_first=True)]
+            unrecorded = [m for m in found if m.webhook_id == hook_id and m.id not in recorded]
+            if not unrecorded:
+                return
+            hook = await self.webhooks.get(parent, me.id)
+            if hook.id != hook_id:
+                return
+            for message in unrecorded:
+                log.info("thread %s: deleting message %s, posted but never recorded", thread.id, message.id)
+                await hook.delete_message(message.id, thread=thread)
+        except discord.HTTPException as exc:
+            log.warning("thread %s: could not look for unrecorded messages (%s)", thread.id, exc.status)
 
     async def _thread(self, thread_id: int) -> discord.Thread | None:
         """The debate's thread; None when it is gone or forbidden (discord.py retries 429 and 5xx)."""

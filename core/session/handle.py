@@ -38,6 +38,11 @@ class DebateHandle:
     def done(self) -> bool:
         return self._session.done
 
+    @property
+    def catching_up(self) -> bool:
+        """Resumed, and still replaying its stored log (not live yet)."""
+        return self._session.catching_up
+
     async def cast_human_vote(
         self, vote_id: str, voter_id: str, choice: str, *, voter_name: str | None = None
     ) -> None:

@@ -141,6 +141,11 @@ class DebateSession:
     def done(self) -> bool:
         return self._result.done()
 
+    @property
+    def catching_up(self) -> bool:
+        """A resumed debate still replaying its stored log (people's votes are refused until it is live)."""
+        return self._catch_up.replaying
+
     def on_done(self, callback: Callable[[], None]) -> None:
         self._result.add_done_callback(lambda _: callback())
 
@@ -185,6 +190,7 @@ class DebateSession:
                     return
                 if self._stop_reason is None:
                     raise
+                self._catch_up.finish()  # stopped while catching up: the rest of the log is the state
                 outcome = Outcome("stopped", detail=self._stop_reason)
         except asyncio.CancelledError:
             await self._interrupted()

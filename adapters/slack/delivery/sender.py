@@ -104,6 +104,8 @@ class SlackSender:
         self._rates = rates_of(client)
         self._files: set[str] = set()
         self._unsure: set[str] = set()  # keys whose post may have landed with its answer lost
+        self._look_back = False  # after a restart: read the thread once for posts that landed unremembered
+        self._landed_before: dict[str, str] = {}  # what that read found: key → ts
         self._told_no_custom_names = False
 
     # --- after a restart ------------------------------------------------------------------------
@@ -116,6 +118,8 @@ class SlackSender:
             elif key.startswith("file:"):
                 self._files.add(key.removeprefix("file:"))
         self.ts_of[OPENING] = self.thread_ts
+        self._newest = max(self.ts_of.values(), key=float)
+        self._look_back = True  # a post in flight when the last owner died may have landed unremembered
         if NOTE_KEY in self.ts_of:  # Slack refused persona names here, and the thread was told
             self.identity.allowed = False
             self._told_no_custom_names = True
@@ -150,6 +154,12 @@ class SlackSender:
         (a dropped connection, a 5xx) the thread is read back for it before posting again. A
         read-back waits for the workspace's conversations.replies budget without holding up other
         debates: with none left now, `ReadBackDeferred` says to try again later (nothing posted)."""
+        if key is not None and self._look_back:  # the first post after a restart: look first
+            self._landed_before = await self._read_back() or {}
+            self._look_back = False
+        if key is not None and key in self._landed_before:
+            log.info("posting %s: it had landed before the restart; keeping it", key)
+            return self._posted(self._landed_before.pop(key))
         if key is not None and key in self._unsure:  # an earlier answer was lost: look first
             landed = await self._landed(key)
             if landed is not None:
@@ -187,10 +197,17 @@ class SlackSender:
         return ts
 
     async def _landed(self, key: str) -> str | None:
-        """The ts of the message posted with `key` after the newest one known, if Slack has it (the
-        newest 15 messages at most, Slack's limit for distributed apps)."""
+        """The ts of the message posted with `key` after the newest one known, if Slack has it."""
+        found = await self._read_back()
+        self._unsure.discard(key)
+        return None if found is None else found.get(key)
+
+    async def _read_back(self) -> dict[str, str] | None:
+        """The keys of Rostra's messages posted after the newest one known, with their ts (the
+        newest 15 messages at most, Slack's limit for distributed apps); None when the thread
+        cannot be read now."""
         if not self._rates["conversations.replies"].try_take(spare=0.0):
-            raise ReadBackDeferred(f"no conversations.replies budget left now to look for {key}")
+            raise ReadBackDeferred("no conversations.replies budget left now to read the thread back")
         try:
             response = await self.client.conversations_replies(
                 channel=self.channel,
@@ -201,15 +218,18 @@ class SlackSender:
             )
         except (SlackApiError, *NETWORK_ERRORS) as exc:
             log.warning("could not read the thread back (%r); posting again", exc)
-            self._unsure.discard(key)
             return None
-        self._unsure.discard(key)
+        found: dict[str, str] = {}
         for message in response.get("messages") or []:
             metadata = message.get("metadata") or {}
             payload = metadata.get("event_payload") or {}
-            if metadata.get("event_type") == MARKER and payload.get("key") == key:
-                return str(message["ts"])
-        return None
+            if (
+                metadata.get("event_type") == MARKER
+                and payload.get("key")
+                and message["ts"] != self.thread_ts
+            ):
+                found[str(payload["key"])] = str(message["ts"])
+        return found
 
     async def notice(self, kind: str, text: str) -> None:
         """One message per kind of failure, posted once and then edited in place."""

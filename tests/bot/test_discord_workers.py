@@ -1,0 +1,329 @@
+"""Two Discord worker processes on one database act as one bot (SQLite and Postgres): each is the
+real bot and runtime (tests/workers/discord_worker.py) against the loopback REST fake, fed the
+interactions Discord's gateway would deliver. A second `/debate start` in a busy channel is refused
+by the other worker; `/debate status`, the card's Status button, `/debate transcript` and
+`/debate stop` work through the worker that does not run the debate; an interaction delivered to
+both workers is answered once; and a worker killed with SIGKILL while the other holds a Stop for its
+debate has it taken over and stopped, every turn shown once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+
+from core.events import DebateCompleted, Notice, TurnCompleted
+from core.recovery import TAKEN_OVER
+from core.settings import StorageSettings
+from core.storage import open_store
+from testkit.discord_interactions import APP_ID, EVERYTHING, GUILD_ID, Reply
+from testkit.discord_rest import FakeDiscordREST
+from testkit.discord_world import FAST
+from tests.helpers import CONFIG_PATH, REPO, write_script
+
+pytestmark = pytest.mark.slow
+
+LEASE, HEARTBEAT = 6.0, 1.0
+STREAMING = "▌"  # the end of a turn still being written
+ROOM = 10.0  # seconds a loaded machine may add to a takeover
+TOPIC = "Should cities ban cars?"
+ALICE = {"id": "1001", "username": "alice", "discriminator": "0", "avatar": None, "global_name": "Alice"}
+BOB = {"id": "1002", "username": "bob", "discriminator": "0", "avatar": None, "global_name": "Bob"}
+PACED: dict[str, Any] = {
+    "proposition": [{"say": f"Proposition, turn {i}: streets for people.", "delay": 1.5} for i in range(9)],
+    "opposition": [{"say": f"Opposition, turn {i}: people need to work.", "delay": 1.5} for i in range(9)],
+    "observer": [{"vote": "keep", "reason": "Clear and on topic."}],
+    "moderator": ["Both sides made their case; the question is how fast, and for whom."],
+}
+
+
+class Worker:
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.owner = ""
+
+    async def line(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        text = await asyncio.wait_for(asyncio.to_thread(self.process.stdout.readline), timeout=120)
+        assert text, "the worker exited"
+        answer: dict[str, Any] = json.loads(text)
+        return answer
+
+    async def feed(self, payload: dict[str, Any]) -> int:
+        """Deliver an interaction, as the gateway would; its id."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(payload) + "\n")
+        self.process.stdin.flush()
+        assert await self.line() == {"fed": payload["id"]}
+        return int(payload["id"])
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=30)
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[FakeDiscordREST]:
+    fake = FakeDiscordREST(FAST)
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'rostra.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def channel(api: FakeDiscordREST) -> int:
+    channel_id = api.add_channel(guild_id=GUILD_ID)
+    api.channels[channel_id]["name"] = "debates"
+    return channel_id
+
+
+def _guild(api: FakeDiscordREST, channel_id: int) -> dict[str, Any]:
+    """GUILD_CREATE's guild: the server, its debate channel, the bot as a member."""
+    me = {"id": str(APP_ID), "username": "Rostra", "discriminator": "0000", "avatar": None, "bot": True}
+    role = {"id": str(GUILD_ID), "name": "@everyone", "permissions": EVERYTHING, "position": 0}
+    return {
+        "id": str(GUILD_ID),
+        "name": "Agora",
+        "owner_id": "1",
+        "roles": [{**role, "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0}],
+        "channels": [api.interactions.channel_json(channel_id)],
+        "threads": [],
+        "members": [{"user": me, "roles": [], "joined_at": "2026-01-01T00:00:00+00:00", "flags": 0}],
+        "emojis": [],
+        "stickers": [],
+        "features": [],
+        "member_count": 2,
+        "unavailable": False,
+    }
+
+
+@pytest.fixture
+async def workers(
+    tmp_path: Path, api: FakeDiscordREST, channel: int, storage_url: str
+) -> AsyncIterator[Callable[[], Awaitable[Worker]]]:
+    script = write_script(tmp_path, PACED)
+    started: list[Worker] = []
+
+    async def start() -> Worker:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "DISCORD_", "ANTHROPIC_"))}
+        env.update(
+            ROSTRA_CONFIG=str(CONFIG_PATH),
+            ROSTRA_STORAGE__URL=storage_url,
+            ROSTRA_STORAGE__LEASE_SECONDS=str(LEASE),
+            ROSTRA_STORAGE__HEARTBEAT_SECONDS=str(HEARTBEAT),
+            # requests left in the store come slowly by the vote loop: only a prompt takeover makes
+            # a Stop left for a dead worker prompt
+            ROSTRA_STORAGE__POLL_SECONDS="3",
+            ROSTRA_MODEL__DEFAULT="scripted",
+            ROSTRA_MODEL__SCRIPT=str(script),
+            ROSTRA_MODEL__LATENCY="0",
+            ROSTRA_LIMITS__USER_COOLDOWN="0",
+            ROSTRA_DISCORD__EDIT_INTERVAL="0",
+            ROSTRA_INSTANCE=f"machine-{len(started)}",  # as on two machines: only leases tell who lives
+            ROSTRA_TEST_DISCORD_API=api.base,
+            ROSTRA_TEST_GUILD=json.dumps(_guild(api, channel)),
+        )
+        process = _spawn(env, tmp_path / "stderr.log")
+        worker = Worker(process)
+        started.append(worker)
+        worker.owner = (await worker.line())["ready"]
+        return worker
+
+    yield start
+    for worker in started:
+        if worker.process.poll() is None:
+            assert worker.process.stdin is not None
+            worker.process.stdin.close()
+            try:
+                worker.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.process.kill()
+                worker.process.wait()
+        for pipe in (worker.process.stdin, worker.process.stdout):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
+
+
+def _spawn(env: dict[str, str], log: Path) -> subprocess.Popen[str]:
+    with log.open("a", encoding="utf-8") as errors:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.workers.discord_worker"],
+            cwd=REPO,
+            env=env,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+
+
+async def _query(storage_url: str, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    if storage_url.startswith("sqlite"):
+        with sqlite3.connect(storage_url.removeprefix("sqlite:///")) as db:
+            return list(db.execute(sql.replace("$1", "?"), args).fetchall())
+    conn = await asyncpg.connect(storage_url)
+    try:
+        return [tuple(r) for r in await conn.fetch(sql, *args)]
+    finally:
+        await conn.close()
+
+
+async def _owner(storage_url: str, workers: list[Worker]) -> tuple[Worker, Worker]:
+    """The worker running the (one) debate on TOPIC, and the other."""
+    for _ in range(300):
+        rows = await _query(storage_url, "SELECT owner FROM debates WHERE topic = $1", TOPIC)
+        if rows and rows[0][0]:
+            break
+        await asyncio.sleep(0.1)
+    (owner,) = [w for w in workers if w.owner == rows[0][0]]
+    (other,) = [w for w in workers if w is not owner]
+    return owner, other
+
+
+async def _answer(api: FakeDiscordREST, interaction_id: int, within: float = 30) -> Reply:
+    """The person's answer to an interaction, once it is complete (not "thinking…")."""
+    replies = api.interactions.replies
+    await api.wait_until(lambda: any(not r.loading for r in replies(interaction_id)), within=within)
+    return next(r for r in replies(interaction_id) if not r.loading)
+
+
+async def _start(api: FakeDiscordREST, worker: Worker, channel: int, user: dict[str, Any]) -> Reply:
+    payload = api.interactions.payload_for_slash(
+        channel_id=channel, user=user, sub="start", options={"topic": TOPIC, "exchanges": 1}
+    )
+    return await _answer(api, await worker.feed(payload))
+
+
+async def _ask(api: FakeDiscordREST, worker: Worker, channel: int, user: dict[str, Any], sub: str) -> Reply:
+    payload = api.interactions.payload_for_slash(channel_id=channel, user=user, sub=sub)
+    return await _answer(api, await worker.feed(payload))
+
+
+async def _status_of(storage_url: str) -> str:
+    rows = await _query(storage_url, "SELECT status FROM debates WHERE topic = $1", TOPIC)
+    return str(rows[0][0])
+
+
+async def test_a_busy_channel_and_the_controls_answer_the_same_from_either_worker(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    a, b = await workers(), await workers()
+    card = await _start(api, a, channel, ALICE)
+    assert not card.ephemeral and "rostra:stop:" in " ".join(card.custom_ids())
+    owner, other = await _owner(storage_url, [a, b])
+    assert owner is a
+
+    refused = await _start(api, other, channel, BOB)  # a second start in the busy channel
+    assert refused.ephemeral and "already" in refused.content.lower(), refused.content
+
+    status = await _ask(api, other, channel, BOB, "status")
+    assert status.ephemeral and TOPIC in status.content, status.content
+    clicked = api.interactions.payload_for_click(
+        user=BOB,
+        message=api.messages[card.id],
+        custom_id=next(c for c in card.custom_ids() if c.startswith("rostra:status:")),
+    )
+    by_button = await _answer(api, await other.feed(clicked))
+    assert by_button.ephemeral and TOPIC in by_button.content, by_button.content
+
+    transcript = await _ask(api, other, channel, BOB, "transcript")
+    assert transcript.ephemeral and TOPIC in transcript.content, transcript.content
+
+    stopped = await _ask(api, other, channel, ALICE, "stop")
+    assert stopped.content.startswith(("Stopping the debate", "Asked the debate to stop")), stopped.content
+    deadline = time.monotonic() + 30
+    while await _status_of(storage_url) != "stopped":
+        assert time.monotonic() < deadline, "the stop was never applied"
+        await asyncio.sleep(0.2)
+    after = await _ask(api, owner, channel, BOB, "status")
+    assert after.content.startswith("No debate is running here"), after.content
+
+
+async def test_an_interaction_delivered_to_both_workers_is_answered_once(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    a, b = await workers(), await workers()
+    payload = api.interactions.payload_for_slash(
+        channel_id=channel, user=ALICE, sub="start", options={"topic": TOPIC, "exchanges": 1}
+    )
+    interaction_id = int(payload["id"])
+    await asyncio.gather(a.feed(payload), b.feed(payload))
+    card = await _answer(api, interaction_id)
+    await asyncio.sleep(1.5)  # time for a second answer or a second debate, if there were one
+    assert [r.id for r in api.interactions.replies(interaction_id)] == [card.id]
+    assert len(await _query(storage_url, "SELECT id FROM debates")) == 1
+    threads = [c for c in api.channels.values() if c["parent_id"] == channel]
+    assert len(threads) == 1
+
+
+@pytest.mark.parametrize("moment", ["between turns", "while a turn is posted"])
+async def test_a_worker_killed_while_the_other_holds_a_stop_for_its_debate(
+    api: FakeDiscordREST,
+    workers: Callable[[], Awaitable[Worker]],
+    channel: int,
+    storage_url: str,
+    moment: str,
+) -> None:
+    a, b = await workers(), await workers()
+    await _start(api, a, channel, ALICE)
+    owner, other = await _owner(storage_url, [a, b])
+    (thread,) = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
+
+    def turns_shown() -> list[str]:
+        return [
+            m["content"] for m in api.in_channel(thread) if "turn " in m["content"] or "…" in m["content"]
+        ]
+
+    if moment == "between turns":  # two shown in full, the third still thinking (a second and a half)
+        await api.wait_until(lambda: len([t for t in turns_shown() if STREAMING not in t]) >= 2, within=60)
+    else:  # the second turn's first words just posted: its message id perhaps not yet recorded
+        await api.wait_until(lambda: len(turns_shown()) >= 2, within=60)
+    owner.kill()
+    killed_at = time.time()
+
+    status = await _ask(api, other, channel, BOB, "status")  # from the store, while the owner lies dead
+    assert TOPIC in status.content, status.content
+    stopped = await _ask(api, other, channel, ALICE, "stop")
+    assert stopped.content.startswith(("Stopping the debate", "Asked the debate to stop")), stopped.content
+
+    deadline = time.monotonic() + 90
+    while await _status_of(storage_url) != "stopped":
+        assert time.monotonic() < deadline, "the debate was never taken over and stopped"
+        await asyncio.sleep(0.2)
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        events = await store.events(record.id)
+    finally:
+        await store.close()
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    ends = [e for e in events if isinstance(e, DebateCompleted)]
+    assert len(ends) == 1 and ends[0].reason == "stopped"
+    (taken,) = [i for i, e in enumerate(events) if isinstance(e, Notice) and e.message == TAKEN_OVER]
+    assert events[taken].at.timestamp() - killed_at < LEASE + HEARTBEAT + ROOM
+    after = [e for e in events[taken:] if isinstance(e, TurnCompleted)]
+    assert [e.interrupted for e in after] in ([], [True])  # at most the turn in progress, cut short
+    spoken = [e for e in events if isinstance(e, TurnCompleted)]
+    await api.wait_until(lambda: len(turns_shown()) >= len(spoken), within=30)
+    await asyncio.sleep(1.0)  # time for a doubled message, if there were one
+    shown = turns_shown()
+    assert len(shown) == len(spoken)  # each turn once, in order, as stored
+    for text, turn in zip(shown, spoken, strict=True):
+        assert turn.text in text and STREAMING not in text

@@ -1,0 +1,138 @@
+"""A Slack worker killed with SIGKILL while the other worker holds the requests for its debate: two
+real `rostra slack --http` workers on one database (SQLite and Postgres), as on two machines (only
+the leases tell who lives). The worker that did not run the debate answers Status from the store,
+records the starter's Stop, takes the debate over once the dead worker's lease runs out, and applies
+the Stop; the thread shows every turn once, none lost and none doubled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.events import DebateCompleted, Notice, TurnCompleted
+from core.recovery import TAKEN_OVER
+from core.settings import StorageSettings
+from core.storage import open_store
+from testkit.slack_api import FakeSlack
+from testkit.slack_world import ALICE, BOB, CHANNEL, SCRIPT, envelope, mention_event
+from tests.bot.slack_cluster import (
+    Worker,
+    buttons,
+    owner_and_other,
+    running_card,
+    spawn,
+    stop_all,
+    told,
+    worker_env,
+)
+from tests.helpers import write_script
+
+pytestmark = pytest.mark.slow
+
+LEASE, HEARTBEAT = 6.0, 1.0
+SLACK_ROOM = 10.0  # seconds a loaded machine may add to a takeover
+TOPIC = "Should cities ban cars?"
+# each turn says something of its own and takes a second: turns are posted while the test watches
+PACED: dict[str, Any] = {
+    **SCRIPT,
+    "proposition": [{"say": f"Proposition, turn {i}: streets for people.", "delay": 1.5} for i in range(9)],
+    "opposition": [{"say": f"Opposition, turn {i}: people need to work.", "delay": 1.5} for i in range(9)],
+}
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[FakeSlack]:
+    fake = FakeSlack()
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'rostra.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[list[Worker]]:
+    script = write_script(tmp_path, PACED)
+    started: list[Worker] = []
+    try:
+        for n in range(2):
+            extra = {
+                "ROSTRA_STORAGE__LEASE_SECONDS": str(LEASE),
+                "ROSTRA_STORAGE__HEARTBEAT_SECONDS": str(HEARTBEAT),
+                "ROSTRA_INSTANCE": f"machine-{n}",  # as on two machines: a dead pid is not seen
+                # requests left in the store come slowly by the vote loop (a poll every 3 s on SQLite,
+                # a missed NOTIFY's catch-up on Postgres): only a prompt takeover makes the stop prompt
+                "ROSTRA_STORAGE__POLL_SECONDS": "3",
+            }
+            started.append(spawn(worker_env(storage_url, script, api, extra), tmp_path / "stderr.log"))
+        yield started
+    finally:
+        stop_all(started)
+
+
+def _turns_shown(api: FakeSlack, card: dict[str, Any]) -> list[tuple[str, str]]:
+    """The turns the thread shows, oldest first: each message's turn (from its metadata) and text."""
+    shown = []
+    for message in api.thread(CHANNEL, card["ts"]):
+        key = str(((message.get("metadata") or {}).get("event_payload") or {}).get("key", ""))
+        if key.startswith("turn:"):
+            shown.append((key.removeprefix("turn:"), str(message.get("text", ""))))
+    return shown
+
+
+async def test_a_stop_received_while_the_owner_lies_dead_is_applied_by_the_worker_that_takes_over(
+    api: FakeSlack, workers: list[Worker], storage_url: str
+) -> None:
+    await workers[0].event(json.dumps(envelope(mention_event(f"debate {TOPIC}"))))
+    card = await running_card(api, CHANNEL)
+    owner, other = await owner_and_other(workers, storage_url, TOPIC)
+    await api.wait_until(lambda: len(_turns_shown(api, card)) >= 2, within=60)
+    owner.kill()
+    killed_at = time.time()
+
+    # while the owner lies dead: Status from the store, and the starter's Stop recorded there
+    await other.event(json.dumps(envelope(mention_event("status", user=BOB))))
+    status = await told(api, BOB, 1)
+    assert f"*{TOPIC}*" in status and "phase" in status
+    await other.event(json.dumps(envelope(mention_event("stop"))))
+    said = await told(api, ALICE, 1, within=60)
+    assert said.startswith((f"Stopping the debate on *{TOPIC}*", f"Asked the debate on *{TOPIC}* to stop"))
+
+    # taken over once the lease ran out, and stopped: the card loses its buttons
+    await api.wait_until(lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=90)
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        events = await store.events(record.id)
+    finally:
+        await store.close()
+    assert record.status == "stopped"
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    ends = [e for e in events if isinstance(e, DebateCompleted)]
+    assert len(ends) == 1 and ends[0].reason == "stopped"
+    notices = [i for i, e in enumerate(events) if isinstance(e, Notice) and e.message == TAKEN_OVER]
+    assert len(notices) == 1
+    # taken over within the lease and a heartbeat (and room for a loaded machine)
+    assert events[notices[0]].at.timestamp() - killed_at < LEASE + HEARTBEAT + SLACK_ROOM
+    # the stop is the new owner's first act: no turn is spoken in full after the takeover (at most
+    # the one it cut short, shown as interrupted)
+    after = [e for e in events[notices[0] :] if isinstance(e, TurnCompleted)]
+    assert [e.interrupted for e in after] in ([], [True])
+    stored = [e for e in events if isinstance(e, TurnCompleted)]
+    await api.wait_until(lambda: len(_turns_shown(api, card)) >= len(stored), within=30)
+    await asyncio.sleep(1.0)  # time for a doubled message, if there were one
+    shown = _turns_shown(api, card)
+    assert [turn for turn, _ in shown] == [e.turn_id for e in stored]  # each once, in order
+    for (_, text), turn in zip(shown, stored, strict=True):
+        assert turn.text in text
