@@ -14,12 +14,7 @@ def may_run_debates(
     user: discord.Member | discord.User, permissions: discord.Permissions, allowed: Sequence[str]
 ) -> bool:
     """`permissions`: the member's resolved permissions in the channel (`interaction.permissions`)."""
-    if not allowed or permissions.manage_threads:
-        return True
-    if not isinstance(user, discord.Member):
-        return False
-    wanted = {a.strip().casefold() for a in allowed}
-    return any(role.name.casefold() in wanted or str(role.id) in wanted for role in user.roles)
+    return not allowed or permissions.manage_threads or _has_role(user, allowed)
 
 
 def _has_role(user: discord.Member | discord.User, allowed: Sequence[str]) -> bool:

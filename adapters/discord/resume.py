@@ -21,10 +21,11 @@ from adapters.discord.delivery.desk import DebateDesk, Running
 from adapters.discord.delivery.sender import WEBHOOK_KEY
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.slots import as_int, recorded_slots
-from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.discord.delivery.webhooks import PersonaWebhooks, WebhookHost
 from adapters.discord.launch import PLATFORM
 from adapters.discord.results import START_CARD_KEY, DiscordResults
 from adapters.host import Host
+from adapters.resuming import Reattachments
 from core.ports import DebateRecord
 from core.session import DebateHandle
 from core.state import DebateState
@@ -33,9 +34,7 @@ log = logging.getLogger(__name__)
 
 THREAD_KEY = "discord.thread_id"
 ORIGIN_KEY = "discord.origin_id"
-READ_BACK = 20
-"""Messages read after a thread's newest recorded one when its debate resumes (a dead owner leaves at
-most the one it was posting)."""
+READ_BACK = 20  # messages read after the newest recorded one on resume (a dead owner left at most one)
 
 
 @dataclass(frozen=True)
@@ -70,38 +69,21 @@ class Resumer:
 
     async def run(self) -> None:
         """Resume every debate of this platform that was cut short (once, when the bot is ready)."""
-        found: dict[str, Reattached] = {}
-
-        async def attach(record: DebateRecord, values: dict[str, str]) -> DiscordSink | None:
-            again = await self.reattach(record, values)
-            if again is not None:
-                found[record.id] = again
-            return again.sink if again is not None else None
-
-        async def adopted(handles: list[DebateHandle]) -> None:  # taken over from a stopped process
-            await self._bind(handles, found)
-
+        threads = Reattachments(
+            self.reattach, lambda again: again.sink, bind=self._bind, close=lambda again: again.sink.finish()
+        )  # closed: its last words follow
         try:
-            await self._bind(await self.rt.recovery.resume_debates(PLATFORM, attach, adopted=adopted), found)
+            await threads.resume(self.rt.recovery, PLATFORM)
         finally:
-            for again in found.values():
+            for again in threads.abandoned():
                 await again.sink.aclose()
-            found.clear()
 
-    async def _bind(self, handles: list[DebateHandle], found: dict[str, Reattached]) -> None:
-        """Each reattached sink to its resumed debate: the desk, the result, the votes on its cards."""
-        for handle in handles:
-            again = found.pop(handle.debate_id, None)
-            if again is None:
-                continue
-            self.desk.add(Running(handle, again.sink, again.thread_id, again.origin_id))
-            self._follow_result(handle.debate_id, again)
-            await again.sink.resumed(handle)
-            log.info("debate %s resumed in thread %s", handle.debate_id, again.thread_id)
-        closed = list(found.values())
-        found.clear()
-        for again in closed:  # closed by the core: their last words are on their way
-            await again.sink.finish()
+    async def _bind(self, handle: DebateHandle, again: Reattached) -> None:
+        """A reattached sink to its resumed debate: the desk, the result, the votes on its cards."""
+        self.desk.add(Running(handle, again.sink, again.thread_id, again.origin_id))
+        self._follow_result(handle.debate_id, again)
+        await again.sink.resumed(handle)
+        log.info("debate %s resumed in thread %s", handle.debate_id, again.thread_id)
 
     async def reattach(self, record: DebateRecord, values: dict[str, str]) -> Reattached | None:
         """A sink bound to the debate's thread and messages; None when the thread is gone."""
@@ -140,18 +122,14 @@ class Resumer:
         recorded = {sent.id for _, messages in recorded_slots(values) for sent in messages}
         hook_id = as_int(values.get(WEBHOOK_KEY))
         parent, me = thread.parent, self.client.user
-        if not recorded or hook_id is None or me is None:
-            return
-        if not isinstance(parent, discord.TextChannel | discord.ForumChannel):
+        if not recorded or hook_id is None or me is None or not isinstance(parent, WebhookHost):
             return
         try:
             after = discord.Object(id=max(recorded))
             found = [m async for m in thread.history(after=after, limit=READ_BACK, oldest_first=True)]
             unrecorded = [m for m in found if m.webhook_id == hook_id and m.id not in recorded]
-            if not unrecorded:
-                return
-            hook = await self.webhooks.get(parent, me.id)
-            if hook.id != hook_id:
+            hook = await self.webhooks.get(parent, me.id) if unrecorded else None
+            if hook is None or hook.id != hook_id:
                 return
             for message in unrecorded:
                 log.info("thread %s: deleting message %s, posted but never recorded", thread.id, message.id)

@@ -14,9 +14,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
+from adapters.resuming import Reattachments
 from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.delivery.desk import SlackDesk
-from adapters.slack.delivery.sender import api_error
+from adapters.slack.delivery.failures import api_error
 from adapters.slack.delivery.sink import FATAL_ERRORS, NETWORK_ERRORS, SlackSink
 from adapters.slack.results import SlackResults
 from adapters.slack.settings import SlackSettings
@@ -45,35 +46,22 @@ class Resumable(Protocol):
 async def resume_debates(front: Resumable) -> list[DebateHandle]:
     """Pick up every Slack debate a restart cut short, each in its own thread; their handles."""
     bot_user_id = await front.bot_user_id()
-    reattached: dict[str, SlackSink] = {}
 
-    async def attach(record: DebateRecord, values: dict[str, str]) -> SlackSink | None:
-        sink = await front.reattach(record, values, bot_user_id)
-        if sink is not None:
-            reattached[record.id] = sink
-        return sink
+    async def reattach(record: DebateRecord, values: dict[str, str]) -> SlackSink | None:
+        return await front.reattach(record, values, bot_user_id)
 
-    async def adopted(handles: list[DebateHandle]) -> None:  # taken over from a stopped worker
-        _bind(front, handles, reattached)
+    async def bind(handle: DebateHandle, sink: SlackSink) -> None:  # its delivery and votes start here
+        sink.attach(handle, front.forget)
+        front.results.follow(handle, sink)
 
-    handles = await front.rt.recovery.resume_debates(PLATFORM, attach, adopted=adopted)
-    _bind(front, handles, reattached)
+    async def close(sink: SlackSink) -> None:  # its thread still gets the notice and the closing card
+        sink.close_out(front.forget)
+
+    threads = Reattachments(reattach, lambda sink: sink, bind=bind, close=close)
+    handles = await threads.resume(front.rt.recovery, PLATFORM)
     if handles:
         log.info("resumed %d Slack debate(s)", len(handles))
     return handles
-
-
-def _bind(front: Resumable, handles: list[DebateHandle], reattached: dict[str, SlackSink]) -> None:
-    """Each reattached sink to its resumed debate (its delivery and votes start here)."""
-    running = {h.debate_id: h for h in handles}
-    for debate_id, sink in list(reattached.items()):
-        del reattached[debate_id]
-        handle = running.get(debate_id)
-        if handle is not None:
-            sink.attach(handle, front.forget)
-            front.results.follow(handle, sink)
-        else:  # closed instead of resumed: its thread still gets the notice and the closing card
-            sink.close_out(front.forget)
 
 
 async def reattach_thread(

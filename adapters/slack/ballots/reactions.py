@@ -17,7 +17,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.card_votes import CardVotes
-from adapters.slack.delivery.sender import NETWORK_ERRORS
+from adapters.slack.delivery.failures import NETWORK_ERRORS
 from adapters.slack.inbound.people import bot_users_of
 from adapters.slack.render.emoji import normalise_reaction
 from core.session import DebateHandle

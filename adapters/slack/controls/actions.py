@@ -17,7 +17,7 @@ from adapters.host import Host
 from adapters.slack.access import StopPolicy
 from adapters.slack.controls.transcripts import PLATFORM, attach_transcript, find_record, thread_link
 from adapters.slack.delivery.desk import SlackDesk
-from adapters.slack.delivery.sender import api_error
+from adapters.slack.delivery.failures import api_error
 from adapters.slack.delivery.sink import NETWORK_ERRORS
 from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound.replies import Replies

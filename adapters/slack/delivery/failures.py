@@ -3,9 +3,20 @@ in a thread, the failures that mean Slack itself is down, and the notice of a re
 
 from __future__ import annotations
 
-from slack_sdk.errors import SlackApiError
+import aiohttp
+from slack_sdk.errors import SlackApiError, SlackClientError
 
-from adapters.slack.delivery.sender import NETWORK_ERRORS, ReadBackDeferred
+NETWORK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
+
+
+class ReadBackDeferred(Exception):
+    """A post whose answer was lost cannot be looked for now (the workspace's read-back budget is
+    spent): it is neither posted again nor given up, but tried later."""
+
+
+def api_error(exc: SlackApiError) -> str:
+    return str(exc.response.get("error") or "unknown_error")
+
 
 # Errors after which nothing more can be shown in the thread: the debate is stopped.
 FATAL_ERRORS = frozenset(

@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.delivery.failures import NETWORK_ERRORS, ReadBackDeferred, api_error
 from adapters.slack.delivery.files import upload_file
 from adapters.slack.delivery.rates import READ_BACK_MESSAGES, post_rate, rates_of
 from adapters.slack.render.blocks import context
@@ -28,7 +28,6 @@ from core.models import PersonaRef
 
 log = logging.getLogger(__name__)
 
-NETWORK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
 MARKER = "rostra_message"
 """Message metadata event type: every message Rostra posts carries its key, so that a post whose
 answer was lost can be found in the thread instead of being posted twice."""
@@ -37,11 +36,6 @@ NO_CUSTOM_NAMES_NOTE = (
     "ℹ️ Persona names are shown in bold: Slack refused custom names and icons for Rostra's messages"
     " here (the app needs the `chat:write.customize` scope)."
 )
-
-
-class ReadBackDeferred(Exception):
-    """A post whose answer was lost cannot be looked for now (the workspace's read-back budget is
-    spent): it is neither posted again nor given up, but tried later."""
 
 
 @dataclass
@@ -60,10 +54,6 @@ def refused_customisation(exc: SlackApiError) -> bool:
 
 def persona_prefix(persona: PersonaRef) -> str:
     return f"*{persona.emoji} {escape(persona.name)}*\n"
-
-
-def api_error(exc: SlackApiError) -> str:
-    return str(exc.response.get("error") or "unknown_error")
 
 
 def ambiguous(exc: Exception) -> bool:

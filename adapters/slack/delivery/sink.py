@@ -29,11 +29,11 @@ from adapters.metering import record_delivery
 from adapters.slack.ballots.countdown import Countdowns
 from adapters.slack.ballots.reactions import HumanVotes, read_card
 from adapters.slack.delivery.failures import FATAL_ERRORS as FATAL_ERRORS  # used beside the sink
-from adapters.slack.delivery.failures import delivery_failed, slack_down
+from adapters.slack.delivery.failures import NETWORK_ERRORS as NETWORK_ERRORS  # used beside the sink
+from adapters.slack.delivery.failures import ReadBackDeferred, api_error, delivery_failed, slack_down
 from adapters.slack.delivery.items import Countdown, Item, Queued, Resumed, describe, yields_to_opening
 from adapters.slack.delivery.rates import rates_of
-from adapters.slack.delivery.sender import NETWORK_ERRORS as NETWORK_ERRORS  # used beside the sink
-from adapters.slack.delivery.sender import PersonaIdentity, ReadBackDeferred, SlackSender, api_error
+from adapters.slack.delivery.sender import PersonaIdentity, SlackSender
 from adapters.slack.delivery.throttle import EditThrottle
 from adapters.slack.render.emoji import option_reactions
 from adapters.slack.render.events import SlackView
