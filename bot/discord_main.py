@@ -118,6 +118,7 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
     """Run the bot until `stop` is set (by default: on SIGTERM; Ctrl+C also ends it)."""
     import aiohttp
     import discord
+    import yarl
 
     from adapters.discord import create_bot
     from bot.operations import watch_platform
@@ -127,6 +128,11 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
         for sig in (signal.SIGINT, signal.SIGTERM):  # a clean stop: debates stay resumable
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    settings = runtime.config.discord
+    if settings.api_url:  # a proxy's (or a test's) Discord
+        discord.http.Route.BASE = settings.api_url.rstrip("/")
+    if settings.gateway_url:
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.gateway_url)
     async with runtime as rt:
         rt.enable_failover()
         await warm_pictures(rt.config.results.picture)
@@ -145,9 +151,10 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
                 print(f"rostra: {unreachable('Discord', exc)}", file=sys.stderr)
                 return EXIT_FAILED
             finally:
-                closer.cancel()
+                if not stop.is_set():
+                    closer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await closer
+                    await closer  # a stop asked for: the bot's close runs to its end
     if stop.is_set():
         print(BOT_STOPPED, file=sys.stderr)
     return 0

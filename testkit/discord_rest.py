@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import discord
-from aiohttp import BodyPartReader, web
+from aiohttp import BodyPartReader, WSMsgType, web
 
 from testkit.discord_interactions import Interactions
 from testkit.server import FakeServer, Fault, Window
@@ -85,9 +85,25 @@ class FakeDiscordREST(FakeServer[Request]):
         self._strict_names = False
         self._ids = itertools.count(1)
         self.answered: list[Callable[[Request, int, Any], None]] = []  # told each carried-out answer
+        self.identified: list[dict[str, Any]] = []  # IDENTIFY payloads the gateway received
         self.interactions = Interactions(self)
         """Slash commands and clicks, and the bot's answers to them (testkit/discord_interactions.py)."""
         self.app.router.add_route("*", API + "/{tail:.*}", self._handle)
+        self.app.router.add_get("/gateway", self._gateway)
+
+    @property
+    def gateway_url(self) -> str:
+        """A gateway that says hello and takes IDENTIFY, but never makes the bot ready."""
+        return self.root.replace("http://", "ws://") + "/gateway"
+
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.send_json({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None})
+        async for message in socket:
+            if message.type == WSMsgType.TEXT and (payload := json.loads(message.data)).get("op") == 2:
+                self.identified.append(payload)
+        return socket
 
     @property
     def base(self) -> str:

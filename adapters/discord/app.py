@@ -103,16 +103,16 @@ class RostraBot(commands.Bot):
 
     # --- people's votes ------------------------------------------------------------------------
 
-    def _is_person(self, payload: discord.RawReactionActionEvent) -> bool:
+    def _may_vote(self, payload: discord.RawReactionActionEvent) -> bool:
+        """A person's reaction where reactions are the ballot (with buttons, clicks vote)."""
         me = self.user.id if self.user is not None else None
-        return is_person(payload.user_id, is_bot=payload.member is not None and payload.member.bot, me=me)
+        bot = payload.member is not None and payload.member.bot
+        return self.settings.ballot != "buttons" and is_person(payload.user_id, is_bot=bot, me=me)
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
-        if self.settings.ballot == "buttons":  # people vote with the cards' buttons
+        if not self._may_vote(payload):
             return
         card = self.desk.cards.get(payload.message_id)
-        if not self._is_person(payload):
-            return
         name = payload.member.display_name if payload.member is not None else str(payload.user_id)
         if card is None:  # perhaps a card of a debate another process runs
             await self.remote_votes.reacted(
@@ -122,11 +122,9 @@ class RostraBot(commands.Bot):
         await card.reacted(str(payload.user_id), name, str(payload.emoji))
 
     async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
-        if self.settings.ballot == "buttons":
+        if not self._may_vote(payload):
             return
         card = self.desk.cards.get(payload.message_id)
-        if not self._is_person(payload):
-            return
         if card is None:
             await self.remote_votes.unreacted(
                 payload.channel_id, payload.message_id, str(payload.user_id), str(payload.emoji)
@@ -153,4 +151,5 @@ class RostraBot(commands.Bot):
 
 def create_bot(rt: Host) -> RostraBot:
     """The bot for `rt`, not yet started: `async with bot: await bot.start(token)`."""
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice: no warnings
     return RostraBot(rt)

@@ -12,6 +12,10 @@ ARCHIVE_MINUTES = (60, 1440, 4320, 10080)
 class DiscordSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
+    api_url: str | None = Field(
+        None, description="REST API base URL (a proxy's, or a test's); null: Discord's"
+    )
+    gateway_url: str | None = Field(None, description="gateway URL (a proxy's, or a test's); null: Discord's")
     streaming: bool = Field(True, description="stream turns by editing messages; off posts whole turns")
     edit_interval: float = Field(1.5, ge=0.0, description="minimum seconds between edits of one message")
     dev_guild_id: int | None = Field(None, description="sync commands to this guild only (instant)")

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import discord
@@ -14,6 +18,8 @@ import pytest
 
 from bot.discord_main import add_discord_commands, application_id_from_token
 from bot.errors import UsageError
+from bot.exits import BOT_STOPPED
+from testkit.discord_rest import FakeDiscordREST
 from tests.helpers import CONFIG_PATH, REPO
 
 APP_ID = 1456074443980800000
@@ -91,3 +97,34 @@ def test_importing_the_discord_pieces_does_not_load_discord_py() -> None:
     code = "import sys, bot.config, bot.discord_main, adapters.discord;print('discord' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_rostra_discord_stops_on_a_signal_with_one_line(tmp_path: Path, sig: signal.Signals) -> None:
+    """`rostra discord` as a process against the loopback Discord (`discord.api_url`, `gateway_url`),
+    connected and identified: SIGTERM or Ctrl+C ends it with its one stop line and exit 0."""
+    async with FakeDiscordREST() as api:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "DISCORD_", "ANTHROPIC_"))}
+        env.update(
+            ROSTRA_CONFIG=str(CONFIG_PATH),
+            ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}",
+            ROSTRA_MODEL__DEFAULT="scripted",
+            ROSTRA_DISCORD__API_URL=api.base,
+            ROSTRA_DISCORD__GATEWAY_URL=api.gateway_url,
+            DISCORD_TOKEN=_token(APP_ID),
+        )
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "discord", cwd=REPO, env=env, stderr=asyncio.subprocess.PIPE
+        )
+        assert proc.stderr is not None
+        line = await asyncio.wait_for(proc.stderr.readline(), 30)
+        assert line.decode().startswith("rostra: connecting to Discord"), line  # nothing before it
+        await api.wait_until(lambda: bool(api.identified), within=30)
+        assert api.identified[0]["d"]["token"] == _token(APP_ID)  # the gateway it was pointed at
+        proc.send_signal(sig)
+        code = await asyncio.wait_for(proc.wait(), 20)
+        rest = (await proc.stderr.read()).decode()
+    assert code == 0, rest
+    assert rest.strip().splitlines()[-1:] == [BOT_STOPPED]  # one line at the end
+    assert "Traceback" not in rest and "KeyboardInterrupt" not in rest and "CancelledError" not in rest

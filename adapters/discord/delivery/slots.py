@@ -66,9 +66,7 @@ def restore_slots(
         elif isinstance(event, VotingClosed):
             closed.add(event.vote_id)
     slots = {}
-    for slot, sent in recorded.items():
-        posts = shown.get(slot)
-        known = list(posts) if posts is not None and len(posts) == len(sent) else [UNSEEN] * len(sent)
-        slots[slot] = Slot(list(sent), known)
-    votes = [e for vote_id, e in started.items() if vote_id not in closed and e.humans != "off"]
-    return slots, unsent, votes
+    for slot, sent in recorded.items():  # a message the log cannot say shows UNSEEN (edited regardless)
+        posts = list(shown.get(slot, ()))
+        slots[slot] = Slot(list(sent), posts if len(posts) == len(sent) else [UNSEEN] * len(sent))
+    return slots, unsent, [e for vote_id, e in started.items() if vote_id not in closed and e.humans != "off"]
