@@ -333,7 +333,7 @@ CONNECTION_ERRORS = (aiohttp.ClientError, OSError, TimeoutError)
 
 
 def discord_down(exc: BaseException) -> bool:
-    """A failure that says Discord itself is failing (a 5xx after discord.py's retries, no answer)."""
+    """Discord not taking calls now: a 5xx, a 429 that outlasted discord.py's retries, no answer."""
     if isinstance(exc, discord.HTTPException):
-        return exc.status >= 500
+        return exc.status >= 500 or exc.status == 429
     return isinstance(exc, CONNECTION_ERRORS)

@@ -76,3 +76,20 @@ async def test_a_webhook_deleted_mid_turn_leaves_no_half_written_message(tmp_pat
         await ran.sink.finish()
         await assert_every_turn_shown_once(world, ran.handle.debate_id, ran.thread.id)
         assert len(api.webhooks) == 1 and hook_id not in api.webhooks  # recreated
+
+
+async def test_a_429_that_outlasts_discord_py_is_waited_out_and_leaves_no_cursor(tmp_path: Path) -> None:
+    """A turn's edits answered 429 past what discord.py retries (here without the `Via` header, which
+    it does not retry at all): the turn's final text waits it out as in an outage and replaces the
+    half-written message; no "Discord refused" notice."""
+    async with arena(tmp_path, script=LONG_TURNS, model={"latency": 0.02}) as world:
+        api = world.lb.api
+        ran = await world.start()
+        await api.wait_until(lambda: any(CURSOR in text for text in thread_texts(world, ran.thread.id)))
+        api.fail(
+            "PATCH", WEBHOOK_EDIT, status=429, message="You are being rate limited.", for_seconds=60 * SCALE
+        )
+        await ran.handle.wait()
+        await ran.sink.finish()
+        await assert_every_turn_shown_once(world, ran.handle.debate_id, ran.thread.id)
+        assert any(r.status == 429 for r in api.requests)  # the refusals did hit the debate
