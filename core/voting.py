@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Protocol
 
 from core.clock import Clock
@@ -46,6 +46,8 @@ class WindowResume(Protocol):
 
 CARD_WAIT = 120.0
 """Seconds a window waits for its card to be shown before the vote goes on without people."""
+WAIT_STEP = 1.0
+"""How often that wait looks whether the platform is down (time it is down does not count)."""
 CARD_NOT_SHOWN = (
     "The vote card or its ballot could not be shown here, so this vote went ahead as if nobody voted."
 )
@@ -53,24 +55,30 @@ CARD_NOT_SHOWN = (
 
 class CardsShown:
     """The front end's reports that a window's card shows its ballot and countdown (after the window
-    opened), or cannot."""
+    opened), or cannot. `down` says whether the platform is reported down: an outage does not use up
+    the wait (the card is owed, and goes out when the platform answers again)."""
 
-    def __init__(self) -> None:
+    def __init__(self, down: Callable[[], bool] = lambda: False) -> None:
         self._shown: dict[str, bool] = {}
         self._changed: dict[str, asyncio.Event] = {}
+        self._down = down
 
     def report(self, vote_id: str, shown: bool) -> None:
         self._shown[vote_id] = shown
         self._changed.setdefault(vote_id, asyncio.Event()).set()
 
     async def wait(self, vote_id: str, within: float) -> bool:
-        """Whether the card is visible; waits (at most `within` seconds) for the report."""
-        if vote_id not in self._shown:
-            changed = self._changed.setdefault(vote_id, asyncio.Event())
+        """Whether the card is visible; waits for the report at most `within` seconds of the
+        platform being up."""
+        changed = self._changed.setdefault(vote_id, asyncio.Event())
+        left = within
+        while vote_id not in self._shown and left > 0:
+            step = min(WAIT_STEP, left)
             try:
-                await asyncio.wait_for(changed.wait(), within)
+                await asyncio.wait_for(changed.wait(), step)
             except TimeoutError:
-                return False
+                if not self._down():
+                    left -= step
         return self._shown.get(vote_id, False)
 
 

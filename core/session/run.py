@@ -95,7 +95,8 @@ class DebateSession:
             notices=self._notices,
             platform=self.platform,
         )
-        cards = CardsShown() if getattr(sink, "reports_cards_shown", False) else None
+        platform = self.platform
+        cards = CardsShown(lambda: platform.down) if getattr(sink, "reports_cards_shown", False) else None
         resume = self._catch_up if replay is not None else None
         self.window_clock = WindowClock(clock)  # takes the votes relayed through the store at a close
         self.ballots = HumanBallots(self._emit, self.state, self.window_clock, resume, cards)
