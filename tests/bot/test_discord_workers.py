@@ -80,13 +80,6 @@ async def api() -> AsyncIterator[FakeDiscordREST]:
     await fake.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'rostra.db'}"
-    return str(request.getfixturevalue("postgres_url"))
-
-
 @pytest.fixture
 def channel(api: FakeDiscordREST) -> int:
     channel_id = api.add_channel(guild_id=GUILD_ID)

@@ -52,13 +52,6 @@ async def api() -> AsyncIterator[FakeSlack]:
     await fake.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'rostra.db'}"
-    return str(request.getfixturevalue("postgres_url"))
-
-
 @pytest.fixture
 def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[list[Worker]]:
     # a worker waits on a held lock far longer than the test holds one

@@ -42,14 +42,6 @@ async def api() -> AsyncIterator[FakeSlack]:
     await fake.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'rostra.db'}"
-        return
-    yield request.getfixturevalue("postgres_url")
-
-
 @pytest.fixture
 def workers(
     request: pytest.FixtureRequest, tmp_path: Path, api: FakeSlack, storage_url: str

@@ -11,7 +11,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -26,14 +25,6 @@ from testkit.slack_world import APP_TOKEN, BOT_TOKEN
 from tests.helpers import REPO, RecordingSink, make_config
 
 WAIT = 90  # seconds: the commands finish in a few; a hang fails the test instead of stalling it
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'rostra.db'}"
-    else:
-        yield request.getfixturevalue("postgres_url")
 
 
 def rostra(url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
