@@ -1,10 +1,14 @@
-"""What the bot tests share: the database a test's processes use, on each backend."""
+"""What the bot tests share: the database a test's processes use, on each backend, and the local
+Slack Web API (a module with another platform's fake names its own `api`)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
+from testkit.slack_api import FakeSlack
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -13,3 +17,11 @@ def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'rostra.db'}"
     return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[FakeSlack]:
+    fake = FakeSlack()
+    await fake.start()
+    yield fake
+    await fake.stop()

@@ -12,7 +12,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -88,14 +87,6 @@ def test_a_bad_port_is_refused_by_the_parser(capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit):
         parse("slack", "--port", "99999")
     assert "--port must be between 1 and 65535" in capsys.readouterr().err
-
-
-@pytest.fixture
-async def api() -> AsyncIterator[FakeSlack]:
-    fake = FakeSlack()
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 def free_port() -> int:

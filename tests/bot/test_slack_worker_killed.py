@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +44,6 @@ PACED: dict[str, Any] = {
     "proposition": [{"say": f"Proposition, turn {i}: streets for people.", "delay": 1.5} for i in range(9)],
     "opposition": [{"say": f"Opposition, turn {i}: people need to work.", "delay": 1.5} for i in range(9)],
 }
-
-
-@pytest.fixture
-async def api() -> AsyncIterator[FakeSlack]:
-    fake = FakeSlack()
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.fixture

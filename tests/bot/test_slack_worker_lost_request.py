@@ -45,14 +45,6 @@ SLACK_TIMEOUT = 3.0  # seconds Slack waits for an event's HTTP 200 before it sen
 
 
 @pytest.fixture
-async def api() -> AsyncIterator[FakeSlack]:
-    fake = FakeSlack()
-    await fake.start()
-    yield fake
-    await fake.stop()
-
-
-@pytest.fixture
 def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[list[Worker]]:
     # a worker waits on a held lock far longer than the test holds one
     env = worker_env(

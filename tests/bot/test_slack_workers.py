@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +32,6 @@ pytestmark = pytest.mark.slow
 OTHER_CHANNEL = "C0SECOND"
 # every proposition turn takes a minute: the debates run while the test looks at them
 LONG_TURNS: dict[str, Any] = {**SCRIPT, "proposition": [{"say": "Cars out, people in.", "delay": 60}] * 4}
-
-
-@pytest.fixture
-async def api() -> AsyncIterator[FakeSlack]:
-    fake = FakeSlack()
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.fixture
