@@ -70,32 +70,42 @@ class CardVotes:
         on_card: Mapping[str, Iterable[str]] | None = None,
         *,
         complete: bool = False,
+        read_when: Mapping[str, VoteCast] | None = None,
     ) -> None:
         """People may vote for `keys` now: count the reactions for them. With `on_card` (person →
         option keys, as the card shows now) that is the truth, and a vote on record whose reaction
         is gone is taken back, as it is when the ballot is `complete` (it has seen every reaction,
-        or read the card at a restart); otherwise the reactions seen so far count."""
+        or read the card at a restart); otherwise the reactions seen so far count.
+
+        `read_when`: the votes on record when the card was read (default: now). A person whose
+        record changed since (a vote another process passed on while the read was under way) keeps
+        it: the card as read is older than that vote."""
+        before = dict(self.recorded()) if read_when is None else read_when
         async with self._lock:
             self.ballot.open_only(keys)
             if on_card is not None:
                 self.ballot.reconcile(on_card, self._voted())
-            await self._sync(withdraw_missing=complete or on_card is not None)
+            await self._sync(withdraw_missing=complete or on_card is not None, read_when=before)
 
     async def sync(self) -> None:
         """Make the debate's record of people's votes match the ballot (while the window is open)."""
         async with self._lock:
-            await self._sync(withdraw_missing=True)
+            await self._sync(withdraw_missing=True, read_when=dict(self.recorded()))
 
-    async def _sync(self, *, withdraw_missing: bool) -> None:
+    async def _sync(self, *, withdraw_missing: bool, read_when: Mapping[str, VoteCast]) -> None:
+        def newer(person: str) -> bool:  # recorded since the ballot's view was taken: that stands
+            return self.recorded().get(person) is not read_when.get(person)
+
         choices = self.ballot.choices()
         if withdraw_missing:
             for person in list(self.recorded()):
-                if person not in choices and self.is_open:
+                if person not in choices and self.is_open and not newer(person):
                     await self._apply(person, None)
         for person, choice in choices.items():
             if not self.is_open:
                 return
-            await self._apply(person, choice)
+            if not newer(person):
+                await self._apply(person, choice)
 
     def recorded(self) -> Mapping[str, VoteCast]:
         """People's votes the debate holds for this card."""

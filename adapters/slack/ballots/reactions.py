@@ -20,6 +20,7 @@ from adapters.card_votes import CardVotes
 from adapters.slack.delivery.failures import NETWORK_ERRORS
 from adapters.slack.inbound.people import bot_users_of
 from adapters.slack.render.emoji import normalise_reaction
+from core.events import VoteCast
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
@@ -87,12 +88,23 @@ class HumanVotes:
         card, keys = self._cards[vote_id]
         await card.reaction(user, keys.key_of(name), added=added)
 
+    def recorded(self, vote_id: str) -> dict[str, VoteCast]:
+        """People's votes the debate holds for a card now (taken before the card is read)."""
+        found = self._cards.get(vote_id)
+        return dict(found[0].recorded()) if found is not None else {}
+
     async def window_opened(
-        self, vote_id: str, options: Iterable[str], on_card: Mapping[str, Iterable[str]] | None
+        self,
+        vote_id: str,
+        options: Iterable[str],
+        on_card: Mapping[str, Iterable[str]] | None,
+        *,
+        read_when: Mapping[str, VoteCast] | None = None,
     ) -> None:
         """People may now vote for `options`: count what they have on the card now (the bot's own
         reactions excluded), and take back a recorded vote whose reaction is no longer there.
-        Without `on_card` (Slack could not say), the reactions seen so far count."""
+        Without `on_card` (Slack could not say), the reactions seen so far count. `read_when`: the
+        votes on record when the card was read; votes recorded since stand."""
         found = self._cards.get(vote_id)
         if found is None:
             return
@@ -102,4 +114,4 @@ class HumanVotes:
             if on_card is None
             else keys.on_card({u: n for u, n in on_card.items() if u != self._bot_user_id})
         )
-        await card.window_opened(options, people)
+        await card.window_opened(options, people, read_when=read_when)

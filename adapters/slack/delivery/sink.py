@@ -387,10 +387,11 @@ class SlackSink(ThreadSink):
     async def _count_reactions_on_card(self, vote_id: str, options: list[str]) -> None:
         ts = self._sender.ts_of.get(vote_key(vote_id))
         if ts is not None:
+            read_when = self._votes.recorded(vote_id)  # a vote passed on during the read is newer
             on_card = await read_card(
                 self._client, self.channel, ts, what=f"debate {self.debate_id}", bot_user_id=self._bot_user_id
             )
-            await self._votes.window_opened(vote_id, options, on_card)
+            await self._votes.window_opened(vote_id, options, on_card, read_when=read_when)
 
 
 def _event_of(live: bool) -> Callable[[Item], Event | None]:

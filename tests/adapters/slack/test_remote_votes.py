@@ -12,8 +12,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from core.events import HumanVoteOpened, VoteCast, VotingClosed
+from core.events import HumanVoteOpened, VoteCast, VoteWithdrawn, VotingClosed
 from testkit.slack_api import FakeSlack
+from testkit.slack_world import CHANNEL, reaction_event
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import ALICE, BOB, CAROL, DAN, ERIN, Harness, open_harness
 from tests.adapters.slack.test_ballot_buttons import BUTTONS, click, has_buttons, vote_card
@@ -83,6 +84,37 @@ async def test_reactions_delivered_to_the_other_worker_count_in_the_owners_debat
         ]
     )
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
+
+
+async def test_votes_passed_on_while_the_owner_reads_the_card_are_not_taken_back(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """The owner reads the card when the window opens; votes reaching it through the store while
+    that read is under way are newer than what the read shows, so they stand."""
+    clock = HeldClock(hold=5)
+    read = api.hold_next("reactions.get")  # Slack answers the owner's read late ...
+    async with (
+        open_harness(tmp_path, api, script=TIE, clock=clock) as owner,
+        open_harness(tmp_path, api, script=TIE) as other,
+    ):
+        owner.rt.enable_failover()
+        await owner.mention("debate Should cities ban cars?")
+        handle = await owner.wait_running()
+        await api.wait_until(lambda: read.held)
+        ts = vote_card(owner)["ts"]
+        # ... with the card as it was before these reactions (the read was taken first)
+        await other.event(reaction_event(True, ALICE, "x", ts, CHANNEL))
+        await other.event(reaction_event(True, BOB, "white_check_mark", ts, CHANNEL))
+        await api.wait_until(lambda: len(handle.state.ballots["v1"].human_votes) == 2)
+        read.gate.set()
+        await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2)
+        await clock.release()
+        await owner.settle()
+        events = await owner.events(handle.debate_id)
+    [closed] = [e for e in events if isinstance(e, VotingClosed)]
+    assert closed.human_tally == {"keep": 1, "replace": 1}
+    assert sorted(human_votes(events)) == [(ALICE, "replace"), (BOB, "keep")]
+    assert not any(isinstance(e, VoteWithdrawn) for e in events)
 
 
 async def test_a_click_delivered_to_the_other_worker_counts_and_is_confirmed(
