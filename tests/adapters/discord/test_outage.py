@@ -5,14 +5,16 @@ message replaced."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from adapters.delivery import outage
-from core.events import DebateCompleted, TurnCompleted
-from testkit.discord_world import Arena, arena
+from core.events import DebateCompleted, Notice, TurnCompleted, VotingClosed
+from core.replay import CARD_NOT_SHOWN_CODE
+from testkit.discord_world import Arena, Running, arena
 from tests.adapters.discord.loopback import compress_discord_py_waits
 
 SCALE = 0.02
@@ -93,3 +95,37 @@ async def test_a_429_that_outlasts_discord_py_is_waited_out_and_leaves_no_cursor
         await ran.sink.finish()
         await assert_every_turn_shown_once(world, ran.handle.debate_id, ran.thread.id)
         assert any(r.status == 429 for r in api.requests)  # the refusals did hit the debate
+
+
+async def test_a_window_whose_card_waited_out_the_outage_counts_peoples_votes(tmp_path: Path) -> None:
+    """The outage begins before the vote card can be shown: the card goes out owed once Discord
+    answers, and only then does the people's window start, so their votes count."""
+    async with arena(tmp_path, script=LONG_TURNS, model={"latency": 0.01}) as world:
+        api = world.lb.api
+        api.fail("POST", WEBHOOK_POST, status=502, for_seconds=150 * SCALE)
+        api.fail("PATCH", WEBHOOK_EDIT, status=502, for_seconds=150 * SCALE)
+        running = await world.start(humans="vote", human_window=5.0)
+        people = asyncio.create_task(react_when_open(world, running))
+        await running.handle.wait()
+        await running.sink.finish()
+        await people
+        events = await world.rt.store.events(running.handle.debate_id)
+        texts = thread_texts(world, running.thread.id)
+    [closed] = [e for e in events if isinstance(e, VotingClosed)]
+    assert closed.human_tally == {"keep": 2, "replace": 0}
+    assert not any(isinstance(e, Notice) and e.code == CARD_NOT_SHOWN_CODE for e in events)
+    assert not any(CURSOR in text for text in texts)
+
+
+async def react_when_open(world: Arena, running: Running) -> None:
+    """Two people react ✅ on the vote card once its window is open."""
+    handle = running.handle
+    while not handle.done:
+        open_votes = [v for v in handle.state.ballots if handle.human_vote_open(v)]
+        for message in world.lb.api.in_channel(running.thread.id):
+            card = world.cards.get(int(message["id"]))
+            if card is not None and card.vote_id in open_votes:
+                await card.reacted("901", "alice", "✅")
+                await card.reacted("902", "bob", "✅")
+                return
+        await asyncio.sleep(0.02)
