@@ -70,8 +70,10 @@ WORDS = [
 
 
 def turn(seed: int, words: int = 220) -> str:
+    """A turn's text; its end names the seed, so no two turns of a debate end alike (a text's lag is
+    measured from when a message first showed its end)."""
     text = " ".join(WORDS[(seed * 7 + i * 3) % len(WORDS)] for i in range(words))
-    return f"Point {seed}: {text}."
+    return f"Point {seed}: {text}. That was point {seed}."
 
 
 def script(n: int) -> dict[str, Any]:

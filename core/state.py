@@ -72,6 +72,7 @@ class BallotRecord:
     human_votes: dict[str, VoteCast] = field(default_factory=dict)
     human_window: HumanVoteOpened | None = None
     closed: VotingClosed | None = None
+    started_seq: int = 0  # the VotingStarted's place in the log (the card's)
 
     @property
     def human_open(self) -> bool:
@@ -155,7 +156,12 @@ class DebateState:
                     self.open_turn = None
             case VotingStarted():
                 self.ballots[event.vote_id] = BallotRecord(
-                    event.vote_id, event.title, event.subject, event.options, event.voters
+                    event.vote_id,
+                    event.title,
+                    event.subject,
+                    event.options,
+                    event.voters,
+                    started_seq=event.seq,
                 )
             case HumanVoteOpened():
                 ballot = self.ballots.get(event.vote_id)

@@ -45,7 +45,11 @@ class WindowResume(Protocol):
 
 
 CARD_WAIT = 120.0
-"""Seconds a window waits for its card to be shown before the vote goes on without people."""
+"""Seconds a window waits for its card to be shown before the vote goes on without people (counted
+only while the front end works on the card: not while earlier events are still being delivered,
+nor while the platform is down)."""
+CARD_WAIT_LIMIT = 900.0
+"""Seconds a window waits for its card at most, however the time was spent."""
 WAIT_STEP = 1.0
 """How often that wait looks whether the platform is down (time it is down does not count)."""
 CARD_NOT_SHOWN = (
@@ -55,29 +59,38 @@ CARD_NOT_SHOWN = (
 
 class CardsShown:
     """The front end's reports that a window's card shows its ballot and countdown (after the window
-    opened), or cannot. `down` says whether the platform is reported down: an outage does not use up
-    the wait (the card is owed, and goes out when the platform answers again)."""
+    opened), or cannot, and how far its delivery has got. Neither an outage nor a backlog uses up
+    the wait: while the platform is reported `down`, or events before the card are still being
+    delivered (one debate's final texts queued behind another's on a shared webhook, say), the card
+    is owed, not refused."""
 
     def __init__(self, down: Callable[[], bool] = lambda: False) -> None:
         self._shown: dict[str, bool] = {}
         self._changed: dict[str, asyncio.Event] = {}
         self._down = down
+        self._delivered = 0  # the highest event seq the front end has shown
 
     def report(self, vote_id: str, shown: bool) -> None:
         self._shown[vote_id] = shown
         self._changed.setdefault(vote_id, asyncio.Event()).set()
 
-    async def wait(self, vote_id: str, within: float) -> bool:
-        """Whether the card is visible; waits for the report at most `within` seconds of the
-        platform being up."""
+    def delivered(self, seq: int) -> None:
+        """The front end has shown every event up to `seq`."""
+        self._delivered = max(self._delivered, seq)
+
+    async def wait(self, vote_id: str, within: float, *, after: int = 0) -> bool:
+        """Whether the card is visible; waits for the report at most `within` seconds of the front
+        end working on the card (every event up to `after` shown, the platform up), and at most
+        `CARD_WAIT_LIMIT` seconds in all."""
         changed = self._changed.setdefault(vote_id, asyncio.Event())
-        left = within
-        while vote_id not in self._shown and left > 0:
+        left, limit = within, CARD_WAIT_LIMIT
+        while vote_id not in self._shown and left > 0 and limit > 0:
             step = min(WAIT_STEP, left)
             try:
                 await asyncio.wait_for(changed.wait(), step)
             except TimeoutError:
-                if not self._down():
+                limit -= step
+                if not self._down() and self._delivered >= after:
                     left -= step
         return self._shown.get(vote_id, False)
 
@@ -131,7 +144,13 @@ class HumanBallots:
         opened: HumanVoteOpened = await self._emit(
             HumanVoteOpened(vote_id=vote_id, options=options, window=window, reason=reason)
         )
-        if self.cards is not None and live and not await self.cards.wait(vote_id, CARD_WAIT):
+        ballot = self._state.ballots.get(vote_id)
+        before_card = (ballot.started_seq if ballot is not None else opened.seq) - 1
+        if (
+            self.cards is not None
+            and live
+            and not await self.cards.wait(vote_id, CARD_WAIT, after=before_card)
+        ):
             await self._emit(Notice(level="warning", code=CARD_NOT_SHOWN_CODE, message=CARD_NOT_SHOWN))
             return self.close(vote_id)
         if resume is not None and resume.logged(opened):

@@ -33,6 +33,7 @@ class ThreadSink:
         self._handle = handle
         self._debate_id = handle.debate_id
         self._card_reports.attach(handle)
+        handle.delivered_up_to(self._delivered)
 
     async def stop(self, reason: str) -> None:
         """Ask the debate to end; it closes with its closing card."""
@@ -44,6 +45,8 @@ class ThreadSink:
         kept under `key`."""
         if seq > self._delivered:
             self._delivered = seq
+            if self._handle is not None:
+                self._handle.delivered_up_to(seq)  # a window's wait for its card runs from here
             await self._remember(key, str(seq))
 
     async def _remember(self, key: str, value: str) -> None:

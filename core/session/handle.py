@@ -72,6 +72,13 @@ class DebateHandle:
         if cards is not None:
             cards.report(vote_id, shown)
 
+    def delivered_up_to(self, seq: int) -> None:
+        """The front end's report: it has shown every event up to `seq`. A window's wait for its
+        card runs only once the events before the card are shown (a backlog is no refusal)."""
+        cards = self._session.ballots.cards
+        if cards is not None:
+            cards.delivered(seq)
+
     def platform_down(self, reason: str) -> None:
         """The front end's report: its platform keeps failing. The debate pauses (no new event, no
         model call, the clock stopped) until `platform_back` or `platform_lost`."""

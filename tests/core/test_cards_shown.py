@@ -38,3 +38,21 @@ async def test_the_wait_does_not_run_down_while_the_platform_is_down() -> None:
     down[0] = False  # back: the card goes out, and is reported
     cards.report("v1", True)
     assert await asyncio.wait_for(waiting, 1) is True
+
+
+async def test_the_wait_does_not_run_down_while_earlier_events_are_still_being_delivered() -> None:
+    """The card is queued behind other events (a shared webhook's backlog): it is owed, not refused;
+    once the front end has shown the events before it, the wait runs."""
+    cards = CardsShown()
+    waiting = asyncio.create_task(cards.wait("v1", within=0.2, after=33))
+    cards.delivered(30)
+    await asyncio.sleep(0.6)  # three times the wait, with the front end still behind the card
+    assert not waiting.done()
+    cards.delivered(33)  # the front end works on the card now; it never reports it
+    assert await asyncio.wait_for(waiting, 1) is False
+
+
+async def test_the_wait_has_a_limit_in_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(voting, "CARD_WAIT_LIMIT", 0.3)
+    cards = CardsShown(lambda: True)  # down for good, as far as this debate can tell
+    assert await asyncio.wait_for(cards.wait("v1", within=60), 2) is False

@@ -47,7 +47,10 @@ class CardSink(RecordingSink):
         self.hooks.append(self._report)
 
     def _report(self, event: Event) -> None:
-        if self.handle is None or self.cards == "never":
+        if self.handle is None:
+            return
+        self.handle.delivered_up_to(event.seq)  # shown as it comes: no backlog
+        if self.cards == "never":
             return
         if isinstance(event, VotingStarted):
             self._voters[event.vote_id] = len(event.voters)
