@@ -1,11 +1,9 @@
 """Delivers one debate's events into its Discord thread, in order.
 
-`emit` only enqueues (it runs inside the engine's task); the debate's ordered delivery queue
-(adapters/delivery/queue.py, shared with Slack) runs one worker that hands each event to `_deliver`:
-it renders the event, applies the display operations through the sender, holds back interim edits
-(the edit throttle, whose due edits the same worker sends), wires vote cards to reactions and records
-where everything was posted (binding values, for resuming later). The worker exists only while there
-is work, and is cancelled on close.
+`emit` only enqueues (it runs inside the engine's task). The ordered delivery queue (shared with
+Slack) has one worker, alive while there is work and cancelled on close; for each event `_deliver`
+renders display operations and applies them through the sender, holds back interim edits (the edit
+throttle), wires vote cards to reactions and records where everything went (binding values).
 
 Resuming after a restart (`restore`): the stored events are rendered again without sending anything,
 up to the last one this thread is known to have received, so the view knows what every message shows;
@@ -322,11 +320,13 @@ class DiscordSink(ThreadSink):
         if update is None:
             return
         hook = self._rates[f"webhook:{self._parent_id}"] if route_of(update) == "webhook" else None
-        if first or not update.live:  # a first post and a final state always go, in their turn
+        if update.live and not (hook is None or hook.try_take()):
+            return  # the webhook is busy (other debates' turns too): finals first; a later state posts it
+        if first or not update.live:  # a first post and a final state go, in their turn
             await overall.take()
-            if hook is not None:
+            if hook is not None and not update.live:
                 hook.note()  # discord.py paces the webhook itself
-        elif not (hook is None or hook.try_take()) or not overall.try_take():
+        elif not overall.try_take():
             return  # Discord's rate window is short: finals first; the next state supersedes this one
         await self._show(update)
 
