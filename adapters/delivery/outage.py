@@ -7,6 +7,10 @@ again with backoff; what queued behind it waits in order. The first success repo
 back and the owed items follow in order, their interim states (streamed edits, countdown ticks)
 dropped until the backlog is shown. Past the limit the debate is told to stop
 (`platform_lost`: `interrupted`, resumable); after that every operation is tried once.
+
+Debates that share a route (a Discord channel's one persona webhook) share its outages
+(`SharedRoute`): when one finds it down the others pause at once, instead of each finding out only
+after its own request has waited behind the others' retries; when one gets through, all go on.
 """
 
 from __future__ import annotations
@@ -37,6 +41,34 @@ class OutageLimits:
 DEFAULT_LIMITS = OutageLimits()
 
 
+class SharedRoute:
+    """The debates delivering through one route, which is down or up for all of them at once."""
+
+    def __init__(self) -> None:
+        self._members: set[PlatformOutage] = set()
+
+    def join(self, member: PlatformOutage) -> None:
+        self._members.add(member)
+
+    def leave(self, member: PlatformOutage) -> None:
+        """A debate stopped delivering; if it was the one probing, the others go on (and find out)."""
+        self._members.discard(member)
+        if member.down and not member.paused_by_others:
+            self.back(member)
+
+    def down(self, source: PlatformOutage, exc: BaseException) -> None:
+        for member in list(self._members - {source}):
+            member.others_down(exc)
+
+    def back(self, source: PlatformOutage) -> None:
+        for member in list(self._members - {source}):
+            member.others_back()
+
+    def lost(self, source: PlatformOutage, reason: str) -> None:
+        for member in list(self._members - {source}):
+            member.others_lost(reason)
+
+
 class PlatformOutage:
     """One debate's view of its platform: up, down (probing), or given up."""
 
@@ -45,9 +77,14 @@ class PlatformOutage:
         platform: str,
         limits: OutageLimits | None = None,
         *,
+        shared: SharedRoute | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         now: Callable[[], float] = time.monotonic,
     ) -> None:
+        self._shared = shared
+        if shared is not None:
+            shared.join(self)
+        self.paused_by_others = False  # down because another debate on the shared route found it so
         self._platform = platform
         self._limits = limits or DEFAULT_LIMITS
         self._sleep = sleep
@@ -61,6 +98,31 @@ class PlatformOutage:
 
     def attach(self, handle: DebateHandle) -> None:
         self._handle = handle
+
+    def leave(self) -> None:
+        """This debate delivers no more (its sink closed)."""
+        if self._shared is not None:
+            self._shared.leave(self)
+
+    def others_down(self, exc: BaseException) -> None:
+        """Another debate on the shared route found it down: pause too."""
+        if not (self.down or self.lost):
+            self.paused_by_others = True
+            self._went_down(exc, tell_others=False)
+
+    def others_back(self) -> None:
+        """Another debate on the shared route got through: go on (this one's own failures, if any,
+        are still probed by its own `carry`)."""
+        if self.down and self.paused_by_others:
+            self.paused_by_others = False
+            self._came_back(0.0, tell_others=False)
+
+    def others_lost(self, reason: str) -> None:
+        if self.down and self.paused_by_others and not self.lost:
+            self.lost = True
+            self.down = self.catching_up = False
+            if self._handle is not None and not self._handle.done:
+                self._handle.platform_lost(reason)
 
     def caught_up(self) -> None:
         """Everything owed since the outage is shown (the delivery queue ran empty)."""
@@ -91,11 +153,13 @@ class PlatformOutage:
                 delay = min(delay * 2, self._limits.longest_probe)
                 continue
             if self.down:
+                self.paused_by_others = False
                 self._came_back(self._now() - (began if began is not None else self._now()))
             return result
 
-    def _went_down(self, exc: BaseException) -> None:
+    def _went_down(self, exc: BaseException, *, tell_others: bool = True) -> None:
         if self.down:
+            self.paused_by_others = False  # its own request failed too: its own carry probes now
             return
         self.down = True
         self.catching_up = True
@@ -103,12 +167,17 @@ class PlatformOutage:
         log.warning("%s is failing (%r); the debate pauses while it is probed", self._platform, exc)
         if self._handle is not None and not self._handle.done:
             self._handle.platform_down(f"{self._platform} is not answering ({exc})")
+        if tell_others and self._shared is not None:
+            self._shared.down(self, exc)
 
-    def _came_back(self, waited: float) -> None:
+    def _came_back(self, waited: float, *, tell_others: bool = True) -> None:
         self.down = False
-        log.warning("%s answers again after %.1f s; sending what is owed", self._platform, waited)
+        if tell_others:
+            log.warning("%s answers again after %.1f s; sending what is owed", self._platform, waited)
         if self._handle is not None:
             self._handle.platform_back()
+        if tell_others and self._shared is not None:
+            self._shared.back(self)
 
     def _give_up(self, waited: float, exc: BaseException) -> None:
         self.down = False
@@ -118,3 +187,5 @@ class PlatformOutage:
         log.error("%s (%r); the debate stops", reason, exc)
         if self._handle is not None and not self._handle.done:
             self._handle.platform_lost(reason)
+        if self._shared is not None:
+            self._shared.lost(self, reason)

@@ -23,6 +23,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+from adapters.delivery.outage import SharedRoute
+
 Limit = tuple[int, float]  # at most this many calls in any this many seconds
 
 
@@ -42,6 +44,8 @@ class RateWindow:
     skipped: int = 0
     share: Callable[[], float] | None = None
     """This worker's fraction of a budget every worker spends (None: the whole limit is this one's)."""
+    route: SharedRoute = field(default_factory=SharedRoute)
+    """The outages of what this window limits (a Discord webhook), shared by the debates using it."""
 
     @property
     def allowed(self) -> int:

@@ -1,12 +1,14 @@
 """What every chat front end's sink keeps the same way: the debate it shows (its handle once it
-runs), the vote cards it has reported shown, and the delivery details it keeps with the debate
-(binding values: where each message is, what was delivered) so that a restart finds them."""
+runs), its platform's outages, the vote cards it has reported shown, and the delivery details it
+keeps with the debate (binding values: where each message is, what was delivered) so that a
+restart finds them."""
 
 from __future__ import annotations
 
 import logging
 
 from adapters.delivery.card_reports import CardReports
+from adapters.delivery.outage import PlatformOutage
 from core.ports import Store
 from core.session import DebateHandle
 
@@ -17,8 +19,9 @@ class ThreadSink:
     reports_cards_shown = True
     """The debate's vote windows open when this sink reports their card visible (`CardReports`)."""
 
-    def __init__(self, store: Store, debate_id: str | None = None) -> None:
+    def __init__(self, store: Store, outage: PlatformOutage, debate_id: str | None = None) -> None:
         self._store = store
+        self._outage = outage  # the platform down: the debate pauses, final states wait (outage.py)
         self._debate_id = debate_id
         self._handle: DebateHandle | None = None
         self._card_reports = CardReports()  # vote cards shown, told to the debate
@@ -33,6 +36,7 @@ class ThreadSink:
         self._handle = handle
         self._debate_id = handle.debate_id
         self._card_reports.attach(handle)
+        self._outage.attach(handle)
         handle.delivered_up_to(self._delivered)
 
     async def stop(self, reason: str) -> None:

@@ -75,7 +75,8 @@ class DiscordSink(ThreadSink):
         pictures: bool = True,
         outage: OutageLimits | None = None,
     ) -> None:
-        super().__init__(store)
+        self._webhook = webhooks.rates[f"webhook:{thread.parent_id}"]  # the channel's, shared by its debates
+        super().__init__(store, PlatformOutage("Discord", outage, shared=self._webhook.route))
         self._pictures = pictures  # the closing card carries the results picture (config results.picture)
         self._sender = Sender(
             thread=thread, webhooks=webhooks, owner_id=owner_id, settings=settings, remember=self._remember
@@ -86,7 +87,6 @@ class DiscordSink(ThreadSink):
         self._view = DiscordView(streaming=settings.streaming, buttons=buttons)
         self._throttle = EditThrottle(settings.edit_interval, time.monotonic, persona_floor=MIN_EDIT_INTERVAL)
         self._rates = webhooks.rates
-        self._parent_id = thread.parent_id
         self._on_finished = on_finished
         self._queue: DeliveryQueue[Event, Show] = DeliveryQueue(
             deliver=self._deliver,
@@ -102,7 +102,6 @@ class DiscordSink(ThreadSink):
         self._closed = False
         self._failing: set[str] = set()  # routes ("webhook", "bot") whose last call failed 5xx/429
         self._notices: dict[str, tuple[Sent, int]] = {}  # kind of failure → its notice, how many
-        self._outage = PlatformOutage("Discord", outage)  # Discord down: the debate pauses, finals wait
         self._metered_since = time.time()  # events stored earlier are caught up, not delivered late
         self._seeded: dict[str, set[str]] = {}  # slot → the ballot reactions the bot added there
 
@@ -113,7 +112,6 @@ class DiscordSink(ThreadSink):
     def attach(self, handle: DebateHandle) -> None:
         """The running debate (for votes and stop); set right after it starts or resumes."""
         self._bind(handle)
-        self._outage.attach(handle)
         self._ballots.bind(handle)
 
     def _message_ids(self, slot: str) -> list[int]:
@@ -175,6 +173,7 @@ class DiscordSink(ThreadSink):
 
     async def aclose(self) -> None:
         self._closed = True
+        self._outage.leave()
         await self._queue.aclose()
         self._ballots.untrack_all()
 
@@ -319,7 +318,7 @@ class DiscordSink(ThreadSink):
         update = self._throttle.offer(op, first=first)
         if update is None:
             return
-        hook = self._rates[f"webhook:{self._parent_id}"] if route_of(update) == "webhook" else None
+        hook = self._webhook if route_of(update) == "webhook" else None
         if update.live and not (hook is None or hook.try_take()):
             return  # the webhook is busy (other debates' turns too): finals first; a later state posts it
         if first or not update.live:  # a first post and a final state go, in their turn

@@ -74,7 +74,7 @@ class SlackSink(ThreadSink):
         pictures: bool = True,
         outage: OutageLimits | None = None,
     ) -> None:
-        super().__init__(store, debate_id)
+        super().__init__(store, PlatformOutage("Slack", outage), debate_id)
         self._pictures = pictures  # the results picture follows the closing card (config results.picture)
         self.channel = channel
         self.thread_ts = thread_ts
@@ -111,7 +111,6 @@ class SlackSink(ThreadSink):
         )
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
-        self._outage = PlatformOutage("Slack", outage)  # Slack down: the debate pauses, finals wait
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
         self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
         self._countdowns = Countdowns(  # "about … left" on open vote cards, in people's time
@@ -151,7 +150,6 @@ class SlackSink(ThreadSink):
     def attach(self, handle: DebateHandle, on_finished: Callable[[SlackSink], None]) -> None:
         """Start delivering once the debate has a handle (events queued before are kept)."""
         self._bind(handle)
-        self._outage.attach(handle)
         self._votes.attach(handle)
         self._start(on_finished)
         self._watch = asyncio.create_task(self._watch_end(handle), name=f"slack-sink-end-{handle.debate_id}")
