@@ -94,6 +94,7 @@ class PlatformOutage:
         self.lost = False  # stayed down past the limit: the debate was told to stop
         self.catching_up = False  # back, the owed items not all shown yet: interim states dropped
         self.outages = 0
+        self._down_since = 0.0
         self.probes = 0
 
     def attach(self, handle: DebateHandle) -> None:
@@ -115,7 +116,7 @@ class PlatformOutage:
         are still probed by its own `carry`)."""
         if self.down and self.paused_by_others:
             self.paused_by_others = False
-            self._came_back(0.0, tell_others=False)
+            self._came_back(tell_others=False)
 
     def others_lost(self, reason: str) -> None:
         if self.down and self.paused_by_others and not self.lost:
@@ -154,7 +155,7 @@ class PlatformOutage:
                 continue
             if self.down:
                 self.paused_by_others = False
-                self._came_back(self._now() - (began if began is not None else self._now()))
+                self._came_back()
             return result
 
     def _went_down(self, exc: BaseException, *, tell_others: bool = True) -> None:
@@ -164,15 +165,24 @@ class PlatformOutage:
         self.down = True
         self.catching_up = True
         self.outages += 1
-        log.warning("%s is failing (%r); the debate pauses while it is probed", self._platform, exc)
+        self._down_since = self._now()
+        if tell_others:
+            log.warning("%s is failing (%r); the debate pauses while it is probed", self._platform, exc)
+        else:
+            log.warning(
+                "%s is failing for another debate on this route (%r); this one pauses too",
+                self._platform,
+                exc,
+            )
         if self._handle is not None and not self._handle.done:
             self._handle.platform_down(f"{self._platform} is not answering ({exc})")
         if tell_others and self._shared is not None:
             self._shared.down(self, exc)
 
-    def _came_back(self, waited: float, *, tell_others: bool = True) -> None:
+    def _came_back(self, *, tell_others: bool = True) -> None:
         self.down = False
         if tell_others:
+            waited = self._now() - self._down_since
             log.warning("%s answers again after %.1f s; sending what is owed", self._platform, waited)
         if self._handle is not None:
             self._handle.platform_back()
