@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+import time
 from pathlib import Path
 
 from core.errors import StoreError
@@ -28,8 +29,27 @@ def sqlite_path(url: str) -> Path:
     return Path(raw).expanduser()
 
 
+SETUP_RETRY = 0.05
+"""Seconds between tries to set a file up while another process is setting it up too."""
+
+
 def connect_writer(path: Path, settings: StorageSettings) -> sqlite3.Connection:
-    """The writer's connection, set up and migrated (on the writer thread)."""
+    """The writer's connection, set up and migrated (on the writer thread, so it may sleep).
+
+    Two processes opening one file at the same moment (two workers started together) can get
+    "database is locked" from the switch to WAL mode without SQLite's busy handler being asked;
+    the setup is tried again for up to `storage.busy_timeout` seconds, as a busy write would be."""
+    deadline = time.monotonic() + settings.busy_timeout
+    while True:
+        try:
+            return _set_up(path, settings)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(SETUP_RETRY)
+
+
+def _set_up(path: Path, settings: StorageSettings) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     try:
         conn.row_factory = sqlite3.Row

@@ -31,8 +31,8 @@ def free_port() -> int:
 
 
 class Worker:
-    def __init__(self, process: subprocess.Popen[str], port: int) -> None:
-        self.process, self.port = process, port
+    def __init__(self, process: subprocess.Popen[str], port: int, log: Path) -> None:
+        self.process, self.port, self.log = process, port, log
         self.url = f"http://127.0.0.1:{port}/slack/events"
 
     async def post(self, body: str, content_type: str, headers: dict[str, str] | None = None) -> int:
@@ -44,7 +44,10 @@ class Worker:
                         return r.status
                 except aiohttp.ClientConnectionError:
                     if self.process.poll() is not None:
-                        pytest.fail(f"the worker exited ({self.process.returncode}) before it listened")
+                        said = self.log.read_text(encoding="utf-8")[-2000:]
+                        pytest.fail(
+                            f"the worker exited ({self.process.returncode}) before it listened:\n{said}"
+                        )
                     await asyncio.sleep(0.02)
         pytest.fail("the worker never listened")
 
@@ -108,7 +111,7 @@ def spawn(env: dict[str, str], log: Path) -> Worker:
             stdout=subprocess.DEVNULL,
             stderr=errors,
         )
-    return Worker(process, port)
+    return Worker(process, port, log)
 
 
 def stop_all(workers: list[Worker]) -> None:
