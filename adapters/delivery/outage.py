@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -45,7 +46,7 @@ class SharedRoute:
     """The debates delivering through one route, which is down or up for all of them at once."""
 
     def __init__(self) -> None:
-        self._members: set[PlatformOutage] = set()
+        self._members: weakref.WeakSet[PlatformOutage] = weakref.WeakSet()  # a finished debate's goes with it
 
     def join(self, member: PlatformOutage) -> None:
         self._members.add(member)
@@ -57,15 +58,15 @@ class SharedRoute:
             self.back(member)
 
     def down(self, source: PlatformOutage, exc: BaseException) -> None:
-        for member in list(self._members - {source}):
+        for member in [m for m in self._members if m is not source]:
             member.others_down(exc)
 
     def back(self, source: PlatformOutage) -> None:
-        for member in list(self._members - {source}):
+        for member in [m for m in self._members if m is not source]:
             member.others_back()
 
     def lost(self, source: PlatformOutage, reason: str) -> None:
-        for member in list(self._members - {source}):
+        for member in [m for m in self._members if m is not source]:
             member.others_lost(reason)
 
 

@@ -5,6 +5,8 @@ requests wait behind its retries), go on when one gets through, and stop with it
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from typing import Any, cast
 
 import pytest
@@ -124,3 +126,14 @@ async def test_a_debate_that_stops_delivering_while_probing_lets_the_others_go_o
     a.leave()  # its debate was stopped: nobody probes for b any more
     probing.cancel()
     assert told_b == ["down", "back"]  # b goes on, and finds out for itself if it is still down
+
+
+async def test_a_finished_debate_is_not_kept_by_the_route() -> None:
+    route = SharedRoute()
+    (a, _), (b, told_b) = debate(route), debate(route)
+    gone = weakref.ref(b)
+    del b
+    gc.collect()
+    assert gone() is None  # the route holds no finished debate (nor its session) alive
+    await a.carry(failing_for(1), is_down)
+    assert told_b == []
