@@ -97,6 +97,7 @@ async def test_a_429_that_outlasts_discord_py_is_waited_out_and_leaves_no_cursor
         assert any(r.status == 429 for r in api.requests)  # the refusals did hit the debate
 
 
+@pytest.mark.slow
 async def test_a_window_whose_card_waited_out_the_outage_counts_peoples_votes(tmp_path: Path) -> None:
     """The outage begins before the vote card can be shown: the card goes out owed once Discord
     answers, and only then does the people's window start, so their votes count."""
