@@ -11,6 +11,8 @@ import socket
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -20,8 +22,11 @@ import asyncpg
 import pytest
 
 from testkit.slack_api import TEAM, FakeSlack
-from testkit.slack_world import BOT_TOKEN, SIGNING_SECRET, sign
+from testkit.slack_world import BOT_TOKEN, SCRIPT, SIGNING_SECRET, sign
 from tests.helpers import CONFIG_PATH, REPO
+
+LONG_TURNS: dict[str, Any] = {**SCRIPT, "proposition": [{"say": "Cars out, people in.", "delay": 60}] * 4}
+"""Every proposition turn takes a minute: the debates run while a test looks at them."""
 
 
 def free_port() -> int:
@@ -100,10 +105,10 @@ def worker_env(storage_url: str, script: Path, api: FakeSlack, extra: dict[str, 
     return env
 
 
-def spawn(env: dict[str, str], log: Path) -> Worker:
-    port = free_port()
+def rostra_slack(env: dict[str, str], log: Path, port: int) -> subprocess.Popen[str]:
+    """`rostra slack --http` on a loopback port, its stderr appended to `log`."""
     with log.open("a", encoding="utf-8") as errors:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "bot", "slack", "--http", "--host", "127.0.0.1", "--port", str(port)],
             cwd=REPO,
             env=env,
@@ -111,7 +116,23 @@ def spawn(env: dict[str, str], log: Path) -> Worker:
             stdout=subprocess.DEVNULL,
             stderr=errors,
         )
-    return Worker(process, port, log)
+
+
+def spawn(env: dict[str, str], log: Path) -> Worker:
+    port = free_port()
+    return Worker(rostra_slack(env, log, port), port, log)
+
+
+@contextmanager
+def running_workers(envs: list[dict[str, str]], log: Path) -> Iterator[list[Worker]]:
+    """A worker process per environment, all writing to `log`; every one is killed at the end."""
+    started: list[Worker] = []
+    try:
+        for env in envs:
+            started.append(spawn(env, log))
+        yield started
+    finally:
+        stop_all(started)
 
 
 def stop_all(workers: list[Worker]) -> None:

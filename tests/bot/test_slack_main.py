@@ -10,7 +10,6 @@ import os
 import signal
 import socket
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from tests.adapters.slack.conftest import (
     reaction_event,
     sign,
 )
+from tests.bot.slack_cluster import rostra_slack
 from tests.helpers import CONFIG_PATH, REPO, make_config, write_script
 
 
@@ -228,18 +228,6 @@ async def test_serving_again_picks_the_debate_up_in_its_thread(tmp_path: Path, a
     thread = api.thread(CHANNEL, opening["ts"])
     assert [m["ts"] for m in thread if m["text"].startswith("Vote: ")] == [card]
     assert "People: ✅ Keep 0 · ❌ Replace 2" in json.dumps(api.messages[(CHANNEL, card)], ensure_ascii=False)
-
-
-def rostra_slack(env: dict[str, str], log: Path, port: int) -> subprocess.Popen[str]:
-    with log.open("a", encoding="utf-8") as errors:
-        return subprocess.Popen(
-            [sys.executable, "-m", "bot", "slack", "--http", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=REPO,
-            env=env,
-            text=True,
-            stdout=subprocess.DEVNULL,
-            stderr=errors,
-        )
 
 
 @pytest.mark.slow

@@ -26,8 +26,7 @@ from tests.bot.slack_cluster import (
     buttons,
     owner_and_other,
     running_card,
-    spawn,
-    stop_all,
+    running_workers,
     told,
     worker_env,
 )
@@ -49,21 +48,24 @@ PACED: dict[str, Any] = {
 @pytest.fixture
 def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[list[Worker]]:
     script = write_script(tmp_path, PACED)
-    started: list[Worker] = []
-    try:
-        for n in range(2):
-            extra = {
+    envs = [
+        worker_env(
+            storage_url,
+            script,
+            api,
+            {
                 "ROSTRA_STORAGE__LEASE_SECONDS": str(LEASE),
                 "ROSTRA_STORAGE__HEARTBEAT_SECONDS": str(HEARTBEAT),
                 "ROSTRA_INSTANCE": f"machine-{n}",  # as on two machines: a dead pid is not seen
                 # requests left in the store come slowly by the vote loop (a poll every 3 s on SQLite,
                 # a missed NOTIFY's catch-up on Postgres): only a prompt takeover makes the stop prompt
                 "ROSTRA_STORAGE__POLL_SECONDS": "3",
-            }
-            started.append(spawn(worker_env(storage_url, script, api, extra), tmp_path / "stderr.log"))
+            },
+        )
+        for n in range(2)
+    ]
+    with running_workers(envs, tmp_path / "stderr.log") as started:
         yield started
-    finally:
-        stop_all(started)
 
 
 def _turns_shown(api: FakeSlack, card: dict[str, Any]) -> list[tuple[str, str]]:

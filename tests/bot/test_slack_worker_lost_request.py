@@ -16,22 +16,21 @@ import signal
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import asyncpg
 import pytest
 
 from testkit.slack_api import FakeSlack
-from testkit.slack_world import ALICE, CHANNEL, SCRIPT, envelope, mention_event, sign
+from testkit.slack_world import ALICE, CHANNEL, envelope, mention_event, sign
 from tests.bot.slack_cluster import (
+    LONG_TURNS,
     Worker,
     buttons,
     ephemerals,
     owner_and_other,
     running_card,
-    spawn,
-    stop_all,
+    running_workers,
     told,
     worker_env,
 )
@@ -40,7 +39,6 @@ from tests.helpers import write_script
 pytestmark = pytest.mark.slow
 
 TOPIC = "Should cities ban cars?"
-LONG_TURNS: dict[str, Any] = {**SCRIPT, "proposition": [{"say": "Cars out, people in.", "delay": 60}] * 4}
 SLACK_TIMEOUT = 3.0  # seconds Slack waits for an event's HTTP 200 before it sends the event again
 
 
@@ -50,13 +48,8 @@ def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[list[W
     env = worker_env(
         storage_url, write_script(tmp_path, LONG_TURNS), api, {"ROSTRA_STORAGE__BUSY_TIMEOUT": "30"}
     )
-    started: list[Worker] = []
-    try:
-        for _ in range(2):
-            started.append(spawn(env, tmp_path / "stderr.log"))
+    with running_workers([env, env], tmp_path / "stderr.log") as started:
         yield started
-    finally:
-        stop_all(started)
 
 
 async def _a_running_debate(api: FakeSlack, workers: list[Worker], storage_url: str) -> tuple[Worker, Worker]:

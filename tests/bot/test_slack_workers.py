@@ -9,19 +9,18 @@ import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from testkit.slack_api import FakeSlack
-from testkit.slack_world import ALICE, BOB, CHANNEL, SCRIPT, envelope, mention_event
+from testkit.slack_world import ALICE, BOB, CHANNEL, envelope, mention_event
 from tests.bot.slack_cluster import (
+    LONG_TURNS,
     Worker,
     buttons,
     owner_and_other,
     running_card,
-    spawn,
-    stop_all,
+    running_workers,
     told,
     worker_env,
 )
@@ -30,8 +29,6 @@ from tests.helpers import write_script
 pytestmark = pytest.mark.slow
 
 OTHER_CHANNEL = "C0SECOND"
-# every proposition turn takes a minute: the debates run while the test looks at them
-LONG_TURNS: dict[str, Any] = {**SCRIPT, "proposition": [{"say": "Cars out, people in.", "delay": 60}] * 4}
 
 
 @pytest.fixture
@@ -40,17 +37,8 @@ def workers(
 ) -> Iterator[tuple[Worker, Worker]]:
     marker = request.node.get_closest_marker("worker_env")
     env = worker_env(storage_url, write_script(tmp_path, LONG_TURNS), api, marker.kwargs if marker else {})
-    started: list[Worker] = []
-    try:
-        for _ in range(2):
-            started.append(spawn(env, tmp_path / "stderr.log"))
-        yield started[0], started[1]
-    finally:
-        stop_all(started)
-
-
-async def _told(api: FakeSlack, user: str, count: int) -> str:
-    return await told(api, user, count)
+    with running_workers([env, env], tmp_path / "stderr.log") as (first, second):
+        yield first, second
 
 
 async def _the_other(workers: tuple[Worker, Worker], storage_url: str, topic: str) -> Worker:
@@ -72,17 +60,17 @@ async def test_two_workers_start_once_and_answer_controls_from_either(
 
     # a second start in the busy channel, through the worker that does not run the debate
     await other.event(json.dumps(envelope(mention_event("debate Should trains be free?", user=BOB))))
-    assert "A debate is already running here" in await _told(api, BOB, 1)
+    assert "A debate is already running here" in await told(api, BOB, 1)
     assert len(api.top_level(CHANNEL)) == 1
 
     # the card's Status button through the other worker: the debate's status, not "ended"
     await other.click(BOB, card, "rostra_card_status")
-    status = await _told(api, BOB, 2)
+    status = await told(api, BOB, 2)
     assert f"*{topic}*" in status and "phase" in status
 
     # `stop` by its starter through the other worker ends it
     await other.event(json.dumps(envelope(mention_event("stop"))))
-    said = await _told(api, ALICE, 1)
+    said = await told(api, ALICE, 1)
     assert said.startswith((f"Stopping the debate on *{topic}*", f"Asked the debate on *{topic}* to stop"))
     await api.wait_until(lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=30)
 
@@ -92,14 +80,14 @@ async def test_two_workers_start_once_and_answer_controls_from_either(
     card2 = await running_card(api, OTHER_CHANNEL)
     other2 = await _the_other(workers, storage_url, topic2)
     await other2.click(ALICE, card2, "rostra_card_stop")
-    said = await _told(api, ALICE, 2)
+    said = await told(api, ALICE, 2)
     assert said.startswith((f"Stopping the debate on *{topic2}*", f"Asked the debate on *{topic2}* to stop"))
     await api.wait_until(
         lambda: "rostra_card_status" not in buttons(api.top_level(OTHER_CHANNEL)[0]), within=30
     )
     # and now nothing runs there, whichever worker is asked
     await first.event(json.dumps(envelope(mention_event("status", channel=OTHER_CHANNEL))))
-    assert (await _told(api, ALICE, 3)).startswith("No debate is running in this channel")
+    assert (await told(api, ALICE, 3)).startswith("No debate is running in this channel")
 
 
 @pytest.mark.worker_env(ROSTRA_LIMITS__MAX_DEBATES_PER_SCOPE="3")
