@@ -121,10 +121,7 @@ class PlatformOutage:
 
     def others_lost(self, reason: str) -> None:
         if self.down and self.paused_by_others and not self.lost:
-            self.lost = True
-            self.down = self.catching_up = False
-            if self._handle is not None and not self._handle.done:
-                self._handle.platform_lost(reason)
+            self._stop(reason)
 
     def caught_up(self) -> None:
         """Everything owed since the outage is shown (the delivery queue ran empty)."""
@@ -191,12 +188,15 @@ class PlatformOutage:
             self._shared.back(self)
 
     def _give_up(self, waited: float, exc: BaseException) -> None:
-        self.down = False
-        self.lost = True
-        self.catching_up = False
         reason = f"{self._platform} was unavailable for {waited:.0f} s"
         log.error("%s (%r); the debate stops", reason, exc)
-        if self._handle is not None and not self._handle.done:
-            self._handle.platform_lost(reason)
+        self._stop(reason)
         if self._shared is not None:
             self._shared.lost(self, reason)
+
+    def _stop(self, reason: str) -> None:
+        """Down past the limit: the debate is told to stop; operations are tried once from now on."""
+        self.down = self.catching_up = False
+        self.lost = True
+        if self._handle is not None and not self._handle.done:
+            self._handle.platform_lost(reason)
