@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import assert_never
 
 from adapters.ballot_words import clicking
+from adapters.chunking import split_message
 from adapters.discord.render.cards import (
     clock_line,
     closing_card,
@@ -18,7 +19,6 @@ from adapters.discord.render.cards import (
     switch_text,
     verdict_card,
 )
-from adapters.discord.render.chunking import split_message
 from adapters.discord.render.ops import MESSAGE_LIMIT, Attachment, Card, Op, Post, React, Show
 from adapters.discord.render.votecard import BallotView, vote_card
 from core.events import (

@@ -17,13 +17,14 @@ from typing import Any
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.chunking import split_message
 from adapters.slack.delivery.failures import NETWORK_ERRORS, ReadBackDeferred, api_error
 from adapters.slack.delivery.files import upload_file
 from adapters.slack.delivery.rates import READ_BACK_MESSAGES, post_rate, rates_of
 from adapters.slack.render.blocks import context
 from adapters.slack.render.emoji import icon_emoji
 from adapters.slack.render.ops import OPENING, Delete, Op, Post, Update, Upload
-from adapters.slack.render.text import escape, model_text, split_message
+from adapters.slack.render.text import escape, model_text
 from core.models import PersonaRef
 
 log = logging.getLogger(__name__)

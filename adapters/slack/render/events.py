@@ -12,13 +12,14 @@ from datetime import datetime
 from typing import assert_never
 
 from adapters.card_text import plural
+from adapters.chunking import split_message
 from adapters.results import ResultTracker
 from adapters.slack.render.blocks import context, section
 from adapters.slack.render.cards import closing_card, ending_text, opening_card
 from adapters.slack.render.emoji import option_reactions
 from adapters.slack.render.ops import OPENING, Delete, Op, Post, Update, Upload, event_key, turn_key, vote_key
 from adapters.slack.render.results import result_line
-from adapters.slack.render.text import escape, model_text, split_message
+from adapters.slack.render.text import escape, model_text
 from adapters.slack.render.votecard import BallotView, vote_card
 from core.events import (
     Artifact,

@@ -1,4 +1,5 @@
-"""Text in and out of Slack: escaping, Slack markup to plain text, and splitting long messages.
+"""Text in and out of Slack: escaping, Slack markup to plain text (long messages are split by
+`adapters.chunking`, shared with Discord).
 
 Outbound, every piece of model text or user input goes through `escape` so that nothing in it
 becomes a mention or a link (`<!channel>`, `<@U…>`, `<#C…>`, `<https://…|…>`). Inbound, Slack's own
@@ -9,8 +10,9 @@ from __future__ import annotations
 
 import re
 
+from adapters.chunking import safe_cut
+
 _ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
-_FENCE = "```"
 
 # Slack markup in incoming text: <@U123|name>, <#C123|name>, <!here>, <!subteam^S1|@team>, <url|label>
 _MARKUP = re.compile(r"<([^<>]*)>")
@@ -72,64 +74,5 @@ def truncate(text: str, limit: int) -> str:
     """At most `limit` characters, ending in `…` when cut (never inside an entity like `&amp;`)."""
     if len(text) <= limit:
         return text
-    cut = _safe_cut(text, max(1, limit - 1))
+    cut = safe_cut(text, max(1, limit - 1))
     return text[:cut].rstrip() + "…"
-
-
-def _safe_cut(text: str, at: int) -> int:
-    """Move a cut back so it does not fall inside an HTML entity."""
-    amp = text.rfind("&", max(0, at - 5), at)
-    if amp != -1 and ";" not in text[amp:at]:
-        return amp
-    return at
-
-
-_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*\s+")
-
-
-def _best_cut(chunk: str) -> int:
-    """Where to end a part that fits in `chunk`: at a paragraph, else a sentence, a line, a word."""
-    floor = len(chunk) // 3
-    para = chunk.rfind("\n\n")
-    if para > floor:
-        return para
-    ends = [m.end() for m in _SENTENCE_END.finditer(chunk) if m.end() > floor]
-    if ends:
-        return ends[-1]
-    line = chunk.rfind("\n")
-    if line > floor:
-        return line
-    space = chunk.rfind(" ")
-    if space > floor:
-        return space
-    return _safe_cut(chunk, len(chunk))
-
-
-def split_message(text: str, limit: int) -> list[str]:
-    """Split mrkdwn into parts of at most `limit` characters at paragraph or sentence boundaries.
-
-    A part that would end inside a code block closes the fence and the next part reopens it.
-    The split is greedy and depends only on the text so far, so a growing (streamed) text keeps
-    its earlier parts.
-    """
-    if limit < 20:
-        raise ValueError("limit must be at least 20 characters")
-    parts: list[str] = []
-    rest = text
-    reopen = False
-    while True:
-        if reopen:
-            rest = f"{_FENCE}\n{rest}"
-        if len(rest) <= limit:
-            parts.append(rest)
-            return parts
-        room = limit - len(_FENCE) - 1  # keep space to close a code block
-        cut = _best_cut(rest[:room])
-        head, rest = rest[:cut].rstrip(), rest[cut:].lstrip()
-        reopen = head.count(_FENCE) % 2 == 1
-        if reopen:
-            head += f"\n{_FENCE}"
-        if not rest:
-            parts.append(head)
-            return parts
-        parts.append(head)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from adapters.chunking import split_message
 from adapters.slack.render.events import SlackView
 from adapters.slack.render.ops import OPENING, Delete, Op, Post, Update, Upload
-from adapters.slack.render.text import split_message
 from core.events import (
     Artifact,
     DebateCompleted,

@@ -2,7 +2,8 @@
 
 import pytest
 
-from adapters.slack.render.text import escape, from_slack, model_text, split_message, truncate
+from adapters.chunking import split_message
+from adapters.slack.render.text import escape, from_slack, model_text, truncate
 
 
 def test_escape_stops_mentions_and_links() -> None:

@@ -1,4 +1,5 @@
-"""Long text becomes several messages: cut at paragraphs or sentences, never inside code."""
+"""Splitting long text into messages (shared by both front ends): Discord's limits here; Slack's
+cases (entities, its limits) are in tests/adapters/slack/test_text.py."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import re
 
 import pytest
 
-from adapters.discord.render.chunking import split_message
+from adapters.chunking import split_message
+from adapters.discord.render.ops import MESSAGE_LIMIT
 
 
 def _fences_balanced(chunk: str) -> bool:
@@ -14,8 +16,8 @@ def _fences_balanced(chunk: str) -> bool:
 
 
 def test_short_text_is_one_message() -> None:
-    assert split_message("  Hello there.  ") == ["Hello there."]
-    assert split_message("") == []
+    assert split_message("  Hello there.  ", MESSAGE_LIMIT) == ["Hello there."]
+    assert split_message("", MESSAGE_LIMIT) == []
 
 
 def test_paragraphs_are_kept_whole() -> None:
@@ -76,6 +78,6 @@ def test_text_without_any_boundary_is_cut_hard() -> None:
 def test_earlier_messages_do_not_change_while_a_turn_streams_in(grow_to: int) -> None:
     full = " ".join(f"Point {i}: this matters because it does." for i in range(400))
     full += "\n\n```\n" + "code line\n" * 300 + "```"
-    streamed = split_message(full[:grow_to])
-    final = split_message(full)
+    streamed = split_message(full[:grow_to], MESSAGE_LIMIT)
+    final = split_message(full, MESSAGE_LIMIT)
     assert streamed[:-1] == final[: len(streamed) - 1]

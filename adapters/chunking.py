@@ -1,5 +1,6 @@
-"""Splitting long text into Discord messages: at paragraph or sentence boundaries, never inside a
-code block (a block longer than one message is closed and reopened around the cut).
+"""Splitting long text into messages, for both front ends (Discord Markdown and Slack mrkdwn fence
+code alike): at paragraph or sentence boundaries, never inside a code block (a block longer than
+one message is closed and reopened around the cut), never inside an HTML entity (Slack's `&amp;`).
 
 Each cut depends only on the text up to it, so while a turn streams in, every message except the
 last keeps its text: earlier messages never need rewriting as the turn grows.
@@ -10,8 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-from adapters.discord.render.ops import MESSAGE_LIMIT
 
 FENCE = "```"
 _CLOSE = "\n" + FENCE
@@ -62,7 +61,7 @@ def _cut(text: str, limit: int) -> tuple[int, str | None]:
             return max(tier), None
     span = next((s for s in spans if s.start < limit < s.end), None)
     if span is None:
-        return limit, None
+        return safe_cut(text, limit), None
     opener_end = text.find("\n", span.start)
     opener = text[span.start : opener_end] if 0 <= opener_end < limit else FENCE
     room = limit - len(_CLOSE)
@@ -70,10 +69,18 @@ def _cut(text: str, limit: int) -> tuple[int, str | None]:
     return (newline if newline > span.start else room), opener
 
 
-def split_message(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
+def safe_cut(text: str, at: int) -> int:
+    """Move a cut back so it does not fall inside an HTML entity."""
+    amp = text.rfind("&", max(0, at - 5), at)
+    if amp != -1 and ";" not in text[amp:at]:
+        return amp
+    return at
+
+
+def split_message(text: str, limit: int) -> list[str]:
     """`text` as messages of at most `limit` characters each (empty text gives no messages)."""
     if limit < 4 * len(FENCE) + 8:
-        raise ValueError(f"limit {limit} is too small to split code blocks")
+        raise ValueError(f"limit {limit} is too small: it must be at least {4 * len(FENCE) + 8} characters")
     chunks: list[str] = []
     rest = text.strip()
     while rest:
