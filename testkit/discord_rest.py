@@ -6,7 +6,9 @@ see `pointed_at`), and is as strict as Discord's published rules:
 
 - rate limits with Discord's headers (`X-RateLimit-Limit/Remaining/Reset-After/Bucket`) and 429
   bodies (`retry_after`, `global`): per webhook 5 requests per 2 s, per channel 5 message requests
-  per 5 s, reactions 1 per 0.25 s per channel, and the bot's global 50 requests per second;
+  per 5 s, reactions 1 per 0.25 s per channel, and the bot's global 50 requests per second; and
+  webhook posts 30 a minute per channel they land in (a thread being a channel, as Discord's staff
+  describe the limit; Discord does not publish it), at most 15 webhooks a channel (400/30007);
 - faults on demand: an error answer (optionally after the request was carried out, as when Discord
   stores a message and the gateway in front of it answers 502), a Cloudflare-style 429 (no `Via`
   header, an HTML body), and threads that are gone (404/10003) or forbidden (403/50001);
@@ -67,6 +69,8 @@ class Limits:
     channel: tuple[int, float] = (5, 5.0)
     reaction: tuple[int, float] = (1, 0.25)
     global_: tuple[int, float] = (50, 1.0)
+    webhook_posts: tuple[int, float] = (30, 60.0)
+    webhooks_per_channel: int = 15
 
 
 class FakeDiscordREST(FakeServer[Request]):
@@ -184,6 +188,7 @@ class FakeDiscordREST(FakeServer[Request]):
             "channel": self.limits.channel,
             "reaction": self.limits.reaction,
             "global": self.limits.global_,
+            "webhook_posts": self.limits.webhook_posts,
         }[bucket.split(":")[0]]
         self.exhaust_window(bucket, limit, per, time.monotonic())
 
@@ -249,6 +254,10 @@ class FakeDiscordREST(FakeServer[Request]):
         names: list[tuple[str, tuple[int, float]]] = [("global", self.limits.global_)]
         if m := re.match(r"/webhooks/(\d+)/[^/]+", req.path):
             names.append((f"webhook:{m.group(1)}", self.limits.webhook))
+            hook = self.webhooks.get(int(m.group(1)))
+            if req.method == "POST" and hook is not None and m.end() == len(req.path):
+                landing = req.query.get("thread_id") or hook["channel_id"]
+                names.append((f"webhook_posts:{landing}", self.limits.webhook_posts))
         elif m := re.match(r"/channels/(\d+)/messages/\d+/reactions/", req.path):
             names.append((f"reaction:{m.group(1)}", self.limits.reaction))
         elif (m := re.match(r"/channels/(\d+)/messages", req.path)) and req.method != "GET":
@@ -326,6 +335,11 @@ class FakeDiscordREST(FakeServer[Request]):
             word = self._refused_username({"username": req.body.get("name")})
             if word is not None:
                 return 400, _invalid_username(word)
+            if (
+                sum(int(h["channel_id"]) == channel_id for h in self.webhooks.values())
+                >= self.limits.webhooks_per_channel
+            ):
+                return 400, {"message": "Maximum number of webhooks reached (15)", "code": 30007}
             return 200, self._create_webhook(channel_id, str(req.body.get("name", "hook")))
         if m == "POST" and (refused := _refused_files(req.body)) is not None:
             return refused

@@ -18,7 +18,7 @@ import discord
 
 from adapters.discord.ballots.thread import OpenCard
 from adapters.discord.delivery.desk import DebateDesk, Running
-from adapters.discord.delivery.sender import WEBHOOK_KEY
+from adapters.discord.delivery.sender import SEAT_KEY, WEBHOOK_KEY
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.slots import as_int, recorded_slots
 from adapters.discord.delivery.webhooks import PersonaWebhooks, WebhookHost
@@ -102,6 +102,7 @@ class Resumer:
             cards=self.desk.cards,
             on_finished=self._finished,
             pictures=self.rt.config.results.picture,
+            seat=as_int(values.get(SEAT_KEY, "0")),  # the webhook that posted its messages
         )
         await self._unarchive(thread)
         events = await self.rt.store.events(record.id)

@@ -41,6 +41,7 @@ NO_MENTIONS = discord.AllowedMentions.none()
 UNKNOWN_WEBHOOK = 10015
 INVALID_FORM_BODY = 50035
 WEBHOOK_KEY = "discord.webhook_id"
+SEAT_KEY = "discord.webhook_seat"
 MODE_KEY = "discord.persona_mode"
 LOST_ANSWER = (aiohttp.ClientError, OSError, TimeoutError)
 """A call that failed this way may have been carried out: its answer was lost (a timeout, a dropped
@@ -115,9 +116,11 @@ class Sender:
         owner_id: int,
         settings: DiscordSettings,
         remember: Callable[[str, str], Awaitable[None]],
+        seat: int = 0,
     ) -> None:
         self._thread = thread
         self._webhooks = webhooks
+        self._seat = seat  # which of the channel's persona webhooks (`PersonaWebhooks.seat`)
         self._owner_id = owner_id
         self._settings = settings
         self._remember = remember
@@ -249,13 +252,14 @@ class Sender:
             await self._fall_back(self._thread.parent_id)
             return None
         try:
-            hook = await self._webhooks.get(parent, self._owner_id)
+            hook = await self._webhooks.get(parent, self._owner_id, self._seat)
         except discord.Forbidden:
             await self._fall_back(parent.id)
             return None
         if hook.id != self._webhook_id:
             self._webhook_id = hook.id
             await self._remember(WEBHOOK_KEY, str(hook.id))
+            await self._remember(SEAT_KEY, str(self._seat))
             await self._remember(MODE_KEY, "webhook")
         return hook
 

@@ -74,13 +74,21 @@ class DiscordSink(ThreadSink):
         on_finished: Callable[[str], None],
         pictures: bool = True,
         outage: OutageLimits | None = None,
+        seat: int | None = None,
     ) -> None:
-        self._webhook = webhooks.rates[f"webhook:{thread.parent_id}"]  # the channel's, shared by its debates
+        self._seat = webhooks.seat(thread.parent_id or 0, seat)  # its persona webhook, kept for good
+        self._webhook = webhooks.window(thread.parent_id or 0, self._seat)  # shared by the debates on it
         super().__init__(store, PlatformOutage("Discord", outage, shared=self._webhook.route))
         self._pictures = pictures  # the closing card carries the results picture (config results.picture)
         self._sender = Sender(
-            thread=thread, webhooks=webhooks, owner_id=owner_id, settings=settings, remember=self._remember
+            thread=thread,
+            webhooks=webhooks,
+            owner_id=owner_id,
+            settings=settings,
+            remember=self._remember,
+            seat=self._seat,
         )
+        self._webhooks: PersonaWebhooks | None = webhooks  # until it leaves its seat on close
         self._thread = thread
         buttons = settings.ballot == "buttons"  # button ballots (adapters/discord/ballots/buttons.py)
         self._ballots = ThreadBallots(thread, cards, buttons=buttons)
@@ -172,6 +180,9 @@ class DiscordSink(ThreadSink):
         self._queue.put(event)
 
     async def aclose(self) -> None:
+        if self._webhooks is not None:
+            self._webhooks.leave(self._thread.parent_id or 0, self._seat)
+        self._webhooks = None
         self._closed = True
         self._outage.leave()
         await self._queue.aclose()

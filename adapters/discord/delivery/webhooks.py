@@ -1,5 +1,10 @@
-"""One webhook per channel for persona messages: cached, found again after a restart (by name and
-owner), and recreated when someone deleted it; and the names personas may post under there."""
+"""Persona webhooks: a few per channel, each shared by up to `SEAT_SHARE` debates; cached, found
+again after a restart (by name and owner), recreated when someone deleted one; and the names
+personas may post under there.
+
+A webhook takes 5 requests per 2 s, so one for every debate in a busy channel would keep 20 debates
+speaking at once waiting seconds for their turns; a debate keeps its webhook for good (only the
+webhook that posted a message can edit it), and a resumed debate asks for the same one again."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from collections.abc import Callable
 import discord
 
 from adapters.delivery import shares
-from adapters.delivery.rates import Limit, RateWindows
+from adapters.delivery.rates import Limit, RateWindow, RateWindows
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +39,10 @@ def webhook_username(name: str) -> str:
 
 WebhookHost = discord.TextChannel | discord.ForumChannel
 """Channels that own webhooks (a debate thread's parent)."""
+SEAT_SHARE = 4
+"""Debates on one webhook before the channel gets another (four debates' turns fit its 5 per 2 s)."""
+SEATS = 5
+"""Persona webhooks the bot makes in one channel at most (Discord allows 15)."""
 
 
 WEBHOOK_LIMIT: Limit = (5, 2.0)  # Discord: 5 requests per 2 s per webhook
@@ -56,38 +65,63 @@ class PersonaWebhooks:
     def __init__(self, name: str) -> None:
         self.name = name
         self.rates = RateWindows(discord_limit, discord_share)
-        """The bot's rate windows, shared by all its debates (one webhook per channel serves them all)."""
-        self._hooks: dict[int, discord.Webhook] = {}
-        self._locks: dict[int, asyncio.Lock] = {}
+        """The bot's rate windows, shared by all its debates (each webhook's by the debates on it)."""
+        self._hooks: dict[tuple[int, int], discord.Webhook] = {}
+        self._locks: dict[tuple[int, int], asyncio.Lock] = {}
+        self._seated: dict[int, list[int]] = {}  # channel → how many debates use each of its webhooks
 
-    async def get(self, channel: WebhookHost, owner_id: int) -> discord.Webhook:
-        """The channel's persona webhook. Raises discord.Forbidden without Manage Webhooks."""
-        cached = self._hooks.get(channel.id)
+    def seat(self, channel_id: int, seat: int | None = None) -> int:
+        """Which of the channel's webhooks one more debate uses: `seat` for a resumed debate (the
+        webhook its messages came from), else the first with room, else the least used."""
+        seated = self._seated.setdefault(channel_id, [0] * SEATS)
+        if seat is None or not 0 <= seat < SEATS:
+            roomy = [i for i, n in enumerate(seated) if n < SEAT_SHARE]
+            seat = roomy[0] if roomy else min(range(SEATS), key=seated.__getitem__)
+        seated[seat] += 1
+        return seat
+
+    def leave(self, channel_id: int, seat: int) -> None:
+        self._seated[channel_id][seat] -= 1
+
+    def window(self, channel_id: int, seat: int) -> RateWindow:
+        return self.rates[f"webhook:{channel_id}:{seat}"]
+
+    async def get(self, channel: WebhookHost, owner_id: int, seat: int = 0) -> discord.Webhook:
+        """The channel's persona webhook `seat`. Raises discord.Forbidden without Manage Webhooks;
+        when Discord refuses another webhook in the channel (its limit), the first one serves."""
+        key = (channel.id, seat)
+        cached = self._hooks.get(key)
         if cached is not None:
             return cached
-        lock = self._locks.setdefault(channel.id, asyncio.Lock())
-        async with lock:
-            cached = self._hooks.get(channel.id)
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            cached = self._hooks.get(key)
             if cached is not None:
                 return cached
+            name = self.name if seat == 0 else f"{self.name} {seat + 1}"
             await self.rates["global"].take()
             hook = next(
                 (
                     h
                     for h in await channel.webhooks()
-                    if h.name == self.name and h.token and h.user is not None and h.user.id == owner_id
+                    if h.name == name and h.token and h.user is not None and h.user.id == owner_id
                 ),
                 None,
             )
             if hook is None:
                 await self.rates["global"].take()
-                hook = await channel.create_webhook(name=self.name, reason="Rostra: personas speak here")
+                try:
+                    hook = await channel.create_webhook(name=name, reason="Rostra: personas speak here")
+                except discord.HTTPException as e:
+                    if seat == 0 or isinstance(e, discord.Forbidden):
+                        raise
+                    log.warning("channel %s: no webhook %r (%s); sharing the first", channel.id, name, e)
+                    return await self.get(channel, owner_id)
                 log.info("created webhook %s in channel %s", hook.id, channel.id)
-            self._hooks[channel.id] = hook
+            self._hooks[key] = hook
             return hook
 
     def forget(self, channel_id: int, webhook_id: int) -> None:
         """Drop a webhook that Discord no longer knows (deleted); the next `get` recreates it."""
-        cached = self._hooks.get(channel_id)
-        if cached is not None and cached.id == webhook_id:
-            del self._hooks[channel_id]
+        for key, hook in list(self._hooks.items()):
+            if key[0] == channel_id and hook.id == webhook_id:
+                del self._hooks[key]

@@ -169,7 +169,7 @@ async def test_with_the_channels_webhook_busy_turns_are_posted_whole(
 ) -> None:
     """Other debates in the channel keep its one persona webhook busy (5 calls per 2 s): a turn's
     first words would take a call its final text needs, so each turn is posted whole, once."""
-    busy = world.bot.webhooks.rates[f"webhook:{world.channel.id}"]
+    busy = world.bot.webhooks.window(world.channel.id, 0)
     monkeypatch.setattr(busy, "try_take", lambda **_: False)  # no room left for interim states
     await world.start()
 

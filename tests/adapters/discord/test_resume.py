@@ -15,6 +15,7 @@ import discord
 import pytest
 
 from adapters.discord import create_bot
+from adapters.discord.delivery.webhooks import SEAT_SHARE
 from bot.runtime import Runtime
 from core.clock import RealClock
 from core.events import DebateCompleted, HumanVoteOpened, Notice, TurnCompleted, TurnStarted, VotingClosed
@@ -171,6 +172,29 @@ async def test_a_restart_mid_turn_completes_the_partial_message_without_a_second
     assert spoken[0].content == f"-# Round 1 · for the motion\n{SCRIPT['proposition'][0]}"
     assert not any("▌" in m.content for m in spoken)
     _once_each(world, shown(world), turns)
+
+
+@pytest.mark.simcord(settle_timeout=2)
+@pytest.mark.rostra(model={"latency": 5})
+async def test_a_debate_on_the_channels_second_webhook_gets_it_back_after_a_restart(world: World) -> None:
+    """Four debates fill the channel's first persona webhook, so this one speaks through the second;
+    only that webhook can finish its half-written message after the restart."""
+    for _ in range(SEAT_SHARE):
+        world.bot.webhooks.seat(world.channel.id)
+    await world.start(humans="off")
+    await world.env.advance_time(10)
+    [partial] = [m for m in world.channel.history() if m.webhook_id is not None]
+    second = partial.webhook_id
+
+    await _restart(world)  # a new bot: no seats taken, its first free webhook would be the first
+    await world.env.advance_time(600)
+
+    spoken = [m for m in world.channel.history() if m.webhook_id is not None]
+    assert spoken[0].id == partial.id and not any("▌" in m.content for m in spoken)
+    assert {m.webhook_id for m in spoken} == {second}
+    events = await world.events()
+    assert isinstance(events[-1], DebateCompleted)
+    _once_each(world, shown(world), [e for e in events if isinstance(e, TurnCompleted)])
 
 
 @pytest.mark.rostra(script=TIE, resume=False)
