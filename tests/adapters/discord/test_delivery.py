@@ -51,13 +51,6 @@ async def test_without_manage_webhooks_personas_speak_as_embed_authors(world: Wo
     assert values["discord.persona_mode"] == "embeds"
 
 
-async def _bots_webhook(world: World) -> discord.Webhook:
-    """The persona webhook made up front with the bot's own REST calls (the bot will reuse it)."""
-    channel = world.bot.get_channel(world.channel.id)
-    assert isinstance(channel, discord.TextChannel)
-    return await channel.create_webhook(name="Rostra")
-
-
 async def test_a_deleted_webhook_is_recreated(world: World) -> None:
     await world.start()
     [first] = {m.webhook_id for m in world.channel.history() if m.webhook_id}

@@ -12,10 +12,6 @@ from simcord import ResponseMessage
 from tests.adapters.discord.conftest import World
 
 
-def _locked(world: World, **denied: bool) -> discord.PermissionOverwrite:
-    return discord.PermissionOverwrite(**{name: not value for name, value in denied.items()})
-
-
 @pytest.mark.parametrize(
     ("options", "refused"),
     [
