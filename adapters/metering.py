@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
 
 from adapters.delivery.attempts import answer_lost, count_request
+from adapters.delivery.rates import RateWindow
 from core.events import Event, TurnDelta
 from core.observe import platforms
 
@@ -27,16 +29,29 @@ def route_of(path: str) -> str:
     return "/" + "/".join(p if _WORD.match(p) else ":id" for p in parts)
 
 
-def platform_trace(platform: str, *, sdk_retries: bool = True) -> aiohttp.TraceConfig:
+def platform_trace(
+    platform: str, *, sdk_retries: bool = True, paced_by: Callable[[str], RateWindow | None] | None = None
+) -> aiohttp.TraceConfig:
     """An aiohttp TraceConfig reporting each request; with `sdk_retries`, a 429 or a 5xx counts as
-    a retry too (discord.py waits those out and sends the request again)."""
+    a retry too (discord.py waits those out and sends the request again). `paced_by` names the rate
+    window a request (by its path) takes as it is sent, retries included: taken there, not where the
+    call is decided, since the SDK may hold it in its own queues first and then send several at once."""
     trace = aiohttp.TraceConfig()
 
     async def on_start(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
+        window = paced_by(params.url.path) if paced_by is not None else None
+        if window is not None:
+            ctx.rostra_paced = (window, await window.take())
         ctx.rostra_started = time.perf_counter()
         count_request()  # a retried call counts more than one (adapters.delivery.attempts)
 
+    def answered(ctx: SimpleNamespace) -> None:
+        paced = getattr(ctx, "rostra_paced", None)
+        if paced is not None:
+            paced[0].restamp(paced[1])  # counted from its answer: it reached the platform by then
+
     async def on_end(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
+        answered(ctx)
         method = f"{params.method} {route_of(params.url.path)}"
         status = int(params.response.status)
         if status >= 500:
@@ -46,6 +61,7 @@ def platform_trace(platform: str, *, sdk_retries: bool = True) -> aiohttp.TraceC
             platforms.retry(platform, method)
 
     async def on_error(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
+        answered(ctx)
         answer_lost()
         method = f"{params.method} {route_of(params.url.path)}"
         platforms.request(platform, method, 0, time.perf_counter() - ctx.rostra_started)

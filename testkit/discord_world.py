@@ -67,10 +67,16 @@ class Loopback:
 
 
 @asynccontextmanager
-async def loopback(limits: Limits | None = None) -> AsyncIterator[Loopback]:
+async def loopback(
+    limits: Limits | None = None, *, webhooks: PersonaWebhooks | None = None
+) -> AsyncIterator[Loopback]:
+    """The fake and a logged-in discord.py client; with `webhooks`, its requests take their global
+    window as they are sent, as the bot's do."""
     api = FakeDiscordREST(limits)
     await api.start()
-    client = discord.Client(intents=discord.Intents.none(), http_trace=platform_trace("discord"))
+    paced_by = webhooks.pacing(lambda: None) if webhooks is not None else None
+    trace = platform_trace("discord", paced_by=paced_by)
+    client = discord.Client(intents=discord.Intents.none(), http_trace=trace)
     try:
         with api.pointed_at():
             await client.login("loopback-token")  # GET /users/@me through the real HTTP client
@@ -159,5 +165,6 @@ async def arena(
     for name, values in sections.items():
         config_sections[name] = {**config_sections.get(name, {}), **values}
     config = make_config(tmp_path, **config_sections)
-    async with loopback(rest or FAST) as lb, Runtime(config, clock=RealClock()) as rt:
-        yield Arena(lb, rt)
+    webhooks = PersonaWebhooks("Rostra")
+    async with loopback(rest or FAST, webhooks=webhooks) as lb, Runtime(config, clock=RealClock()) as rt:
+        yield Arena(lb, rt, webhooks)

@@ -5,7 +5,9 @@ limits: a Slack workspace's method (`chat.update`), a channel's posts, a Discord
 prioritised: a final state (a turn's text, a vote card, a closing card) waits its turn (`take`);
 an interim state (streamed text, a running tally) goes only when the window has room to spare for
 finals (`try_take`), otherwise it is held and coalesced with the next one, or dropped when the final
-comes. A 429's Retry-After pauses the whole rate window (`pause`), not just the one call.
+comes. A 429's Retry-After pauses the whole rate window (`pause`), not just the one call. Discord's
+global window is taken where discord.py sends each request (adapters.metering), so there an interim
+state only asks whether it has room (`has_room`).
 
 A budget the platform gives the whole bot (Slack's Tier 3 per workspace, Discord's global requests
 per second per bot token) is spent by every worker of a deployment at once: such a window takes a
@@ -76,30 +78,44 @@ class RateWindow:
         self.taken += 1
         return True
 
-    async def take(self) -> None:
-        """For a final state: wait for a free call (and for any pause), then take it."""
+    def has_room(self, *, spare: float = 0.4) -> bool:
+        """Whether an interim state may go now, keeping `spare` of the window free, when the call is
+        taken later where the SDK sends it (Discord's global window: adapters.metering)."""
+        if self._wait(self.now(), reserve=int(self.allowed * spare)) > 0:
+            self.skipped += 1
+            return False
+        return True
+
+    async def take(self) -> float:
+        """For a final state: wait for a free call (and for any pause), then take it; when."""
         while (wait := self._wait(self.now())) > 0:  # noqa: ASYNC110 - sleeps exactly until a slot frees
             await asyncio.sleep(wait)
-        self.note()
+        return self.note()
 
-    def note(self) -> None:
-        """Count a call made without waiting (its pacing is left to the SDK)."""
-        self.hits.append(self.now())
+    def note(self) -> float:
+        """Count a call made without waiting (its pacing is left to the SDK); when."""
+        now = self.now()
+        self.hits.append(now)
         self.taken += 1
+        return now
 
     @asynccontextmanager
     async def held(self) -> AsyncIterator[None]:
         """Take a call for a request the SDK makes later inside the block (one of several steps):
         its slot is stamped again when the block ends, since the platform counts the request when
         it arrives, which may be well after the take."""
-        await self.take()
-        taken_at = self.hits[-1]
+        taken_at = await self.take()
         try:
             yield
         finally:
-            if taken_at in self.hits:
-                self.hits.remove(taken_at)
-                bisect.insort(self.hits, self.now())
+            self.restamp(taken_at)
+
+    def restamp(self, taken_at: float) -> None:
+        """Count the call taken at `taken_at` from now on instead: the platform counted it when it
+        arrived, which may be well after the take (connections, queues)."""
+        if taken_at in self.hits:
+            self.hits.remove(taken_at)
+            bisect.insort(self.hits, self.now())
 
     def pause(self, seconds: float) -> None:
         """A 429 said wait `seconds`: nobody uses this rate window until then."""

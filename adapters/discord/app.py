@@ -40,6 +40,8 @@ def bot_intents() -> discord.Intents:
 class RostraBot(commands.Bot):
     def __init__(self, rt: Host) -> None:
         shards = rt.config.discord  # several processes split the servers: discord.py's sharding
+        webhooks = PersonaWebhooks(shards.webhook_name)
+        pacing = webhooks.pacing(lambda: self.application_id)  # every request, as it is sent
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=bot_intents(),
@@ -48,12 +50,12 @@ class RostraBot(commands.Bot):
             tree_cls=OnceTree,  # each interaction answered by one worker (inbound/once.py)
             shard_id=shards.shard_id,
             shard_count=shards.shard_count,
-            http_trace=platform_trace("discord"),  # API requests, 429s, retries (adapters.metering)
+            http_trace=platform_trace("discord", paced_by=pacing),  # requests, 429s, retries (metering)
         )
         self.rt = rt
         self.settings = rt.config.discord
         self.desk = DebateDesk()
-        self.webhooks = PersonaWebhooks(self.settings.webhook_name)
+        self.webhooks = webhooks
         launcher = Launcher(rt, self.desk, self.webhooks)
         self.debate_commands = DebateCommands(rt, self.desk, launcher)
         self.resumer = Resumer(self, rt, self.desk, self.webhooks)

@@ -312,7 +312,8 @@ class DiscordSink(ThreadSink):
         self._notices[kind] = (sent, count)
 
     async def _apply(self, op: Op) -> None:
-        overall = self._rates[GLOBAL]  # the bot's 50 requests per second, shared by every debate
+        """One display operation. Every request takes the bot's global window (50 a second) as
+        discord.py sends it (`PersonaWebhooks.pacing`); interim states go only while it has room."""
         if isinstance(op, React):
             targets = self._slots.get(op.slot)
             if targets is not None and targets.messages:
@@ -320,7 +321,6 @@ class DiscordSink(ThreadSink):
                 for emoji in op.emojis:
                     if emoji in seeded:
                         continue
-                    await overall.take()
                     await self._sender.react(targets.messages[0], emoji)
                     seeded.add(emoji)
             return
@@ -333,10 +333,9 @@ class DiscordSink(ThreadSink):
         if update.live and not (hook is None or hook.try_take()):
             return  # the webhook is busy (other debates' turns too): finals first; a later state posts it
         if first or not update.live:  # a first post and a final state go, in their turn
-            await overall.take()
             if hook is not None and not update.live:
                 hook.note()  # discord.py paces the webhook itself
-        elif not overall.try_take():
+        elif not self._rates[GLOBAL].has_room():
             return  # Discord's rate window is short: finals first; the next state supersedes this one
         await self._show(update)
 

@@ -83,6 +83,18 @@ class PersonaWebhooks:
     def leave(self, channel_id: int, seat: int) -> None:
         self._seated[channel_id][seat] -= 1
 
+    def pacing(self, application_id: Callable[[], int | None]) -> Callable[[str], RateWindow | None]:
+        """The rate window each request to Discord takes as it is sent: the bot's global one, except
+        an interaction's answers (Discord does not count them; they must not wait behind turns)."""
+
+        def window(path: str) -> RateWindow | None:
+            app = application_id()
+            if "/interactions/" in path or (app is not None and f"/webhooks/{app}/" in path):
+                return None
+            return self.rates["global"]
+
+        return window
+
     def window(self, channel_id: int, seat: int) -> RateWindow:
         return self.rates[f"webhook:{channel_id}:{seat}"]
 
@@ -98,7 +110,6 @@ class PersonaWebhooks:
             if cached is not None:
                 return cached
             name = self.name if seat == 0 else f"{self.name} {seat + 1}"
-            await self.rates["global"].take()
             hook = next(
                 (
                     h
@@ -108,7 +119,6 @@ class PersonaWebhooks:
                 None,
             )
             if hook is None:
-                await self.rates["global"].take()
                 try:
                     hook = await channel.create_webhook(name=name, reason="Rostra: personas speak here")
                 except discord.HTTPException as e:
