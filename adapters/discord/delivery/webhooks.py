@@ -125,8 +125,9 @@ class PersonaWebhooks:
                     if seat == 0 or isinstance(e, discord.Forbidden):
                         raise
                     log.warning("channel %s: no webhook %r (%s); sharing the first", channel.id, name, e)
-                    return await self.get(channel, owner_id)
-                log.info("created webhook %s in channel %s", hook.id, channel.id)
+                    hook = await self.get(channel, owner_id)  # kept for this seat: not asked again
+                else:
+                    log.info("created webhook %s in channel %s", hook.id, channel.id)
             self._hooks[key] = hook
             return hook
 

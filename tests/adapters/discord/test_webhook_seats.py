@@ -64,6 +64,9 @@ async def test_a_channel_with_no_room_for_another_webhook_shares_the_first() -> 
         first = await hooks.get(lb.channel, lb.owner_id, 0)
         second = await hooks.get(lb.channel, lb.owner_id, 1)
         assert second.id == first.id
+        asked = len(lb.api.requests)
+        assert (await hooks.get(lb.channel, lb.owner_id, 1)).id == first.id
+        assert len(lb.api.requests) == asked  # not asked for again at every post
         refused = [r for r in lb.api.requests if r.method == "POST" and r.path.endswith("/webhooks")]
         assert [r.status for r in refused] == [200, 400]
 
