@@ -339,7 +339,8 @@ class FakeDiscordREST(FakeServer[Request]):
                 sum(int(h["channel_id"]) == channel_id for h in self.webhooks.values())
                 >= self.limits.webhooks_per_channel
             ):
-                return 400, {"message": "Maximum number of webhooks reached (15)", "code": 30007}
+                reached = f"Maximum number of webhooks reached ({self.limits.webhooks_per_channel})"
+                return 400, {"message": reached, "code": 30007}
             return 200, self._create_webhook(channel_id, str(req.body.get("name", "hook")))
         if m == "POST" and (refused := _refused_files(req.body)) is not None:
             return refused

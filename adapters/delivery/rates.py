@@ -70,12 +70,9 @@ class RateWindow:
 
     def try_take(self, *, spare: float = 0.4) -> bool:
         """For an interim state: take a call only if `spare` of the window stays free for finals."""
-        now = self.now()
-        if self._wait(now, reserve=int(self.allowed * spare)) > 0:
-            self.skipped += 1
+        if not self.has_room(spare=spare):
             return False
-        self.hits.append(now)
-        self.taken += 1
+        self.note()
         return True
 
     def has_room(self, *, spare: float = 0.4) -> bool:

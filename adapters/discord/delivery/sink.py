@@ -76,8 +76,9 @@ class DiscordSink(ThreadSink):
         outage: OutageLimits | None = None,
         seat: int | None = None,
     ) -> None:
-        self._seat = webhooks.seat(thread.parent_id or 0, seat)  # its persona webhook, kept for good
-        self._webhook = webhooks.window(thread.parent_id or 0, self._seat)  # shared by the debates on it
+        self._parent_id = thread.parent_id or 0  # the channel whose persona webhooks it speaks through
+        self._seat = webhooks.seat(self._parent_id, seat)  # its persona webhook, kept for good
+        self._webhook = webhooks.window(self._parent_id, self._seat)  # shared by the debates on it
         super().__init__(store, PlatformOutage("Discord", outage, shared=self._webhook.route))
         self._pictures = pictures  # the closing card carries the results picture (config results.picture)
         self._sender = Sender(
@@ -181,7 +182,7 @@ class DiscordSink(ThreadSink):
 
     async def aclose(self) -> None:
         if self._webhooks is not None:
-            self._webhooks.leave(self._thread.parent_id or 0, self._seat)
+            self._webhooks.leave(self._parent_id, self._seat)
         self._webhooks = None
         self._closed = True
         self._outage.leave()
