@@ -127,8 +127,9 @@ class HumanBallots:
 
         In a resumed debate a window that closed before the restart gives its stored tally at once;
         one that was open when the bot stopped reopens for the time it had left (once the AI votes
-        stored meanwhile were matched, whichever came first), and one that was still waiting for
-        its card waits for it again. Votes read back from the card meanwhile count from the start.
+        stored meanwhile were matched, whichever came first), its clock starting when its card
+        shows again, and one that was still waiting for its card waits for it again. Votes read
+        back from the card meanwhile count from the start.
         """
         resume = self._resume
         if resume is not None and resume.replaying:
@@ -146,12 +147,7 @@ class HumanBallots:
         )
         ballot = self._state.ballots.get(vote_id)
         before_card = (ballot.started_seq if ballot is not None else opened.seq) - 1
-        if (
-            self.cards is not None
-            and live
-            and not await self.cards.wait(vote_id, CARD_WAIT, after=before_card)
-        ):
-            await self._emit(Notice(level="warning", code=CARD_NOT_SHOWN_CODE, message=CARD_NOT_SHOWN))
+        if live and not await self._card_shown(vote_id, after=before_card):
             return self.close(vote_id)
         if resume is not None and resume.logged(opened):
             if resume.window_closed_ahead(vote_id):
@@ -160,11 +156,23 @@ class HumanBallots:
             left = await resume.reopen(opened, window)
             await self._emit(HumanVoteOpened(vote_id=vote_id, options=options, window=left, reason=reason))
             window = left
+            # its clock starts when the card shows again, as a live one's: a card found in the thread
+            # after the restart is shown at once; one the process never got up is delivered first
+            if not await self._card_shown(vote_id, after=before_card):
+                return self.close(vote_id)
         card = self._on_card.pop(vote_id, None)  # read back from the card while catching up
         if card is not None:
             await self._match_card(vote_id, card)
         await self._clock.sleep(window)
         return self.close(vote_id)
+
+    async def _card_shown(self, vote_id: str, *, after: int) -> bool:
+        """Whether the card shows the ballot and countdown (at once for a front end that does not
+        report it); when it cannot, the debate says so and the window goes on without people."""
+        if self.cards is None or await self.cards.wait(vote_id, CARD_WAIT, after=after):
+            return True
+        await self._emit(Notice(level="warning", code=CARD_NOT_SHOWN_CODE, message=CARD_NOT_SHOWN))
+        return False
 
     async def votes_on_card(self, vote_id: str, votes: Mapping[str, tuple[str, str | None]]) -> None:
         """The people's votes a card shows now (person → choice, name), read back after a restart:

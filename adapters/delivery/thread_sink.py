@@ -6,6 +6,7 @@ restart finds them."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from adapters.delivery.card_reports import CardReports
 from adapters.delivery.outage import PlatformOutage
@@ -38,6 +39,13 @@ class ThreadSink:
         self._card_reports.attach(handle)
         self._outage.attach(handle)
         handle.delivered_up_to(self._delivered)
+
+    def _delivered_before(self, values: Mapping[str, str], key: str) -> int:
+        """After a restart: every event up to this seq had been shown (stored under `key`), told to
+        the debate once it is attached (a resumed window's wait for its card runs from there)."""
+        stored = values.get(key, "").strip()
+        self._delivered = int(stored) if stored.isdigit() else 0
+        return self._delivered
 
     async def stop(self, reason: str) -> None:
         """Ask the debate to end; it closes with its closing card."""

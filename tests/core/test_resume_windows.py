@@ -18,9 +18,19 @@ import pytest
 
 from bot.config import Config, Secrets
 from bot.runtime import Runtime
+from core import voting
 from core.clock import FakeClock
-from core.events import DebateCompleted, Event, HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
+from core.events import (
+    DebateCompleted,
+    Event,
+    HumanVoteOpened,
+    Notice,
+    VoteCast,
+    VotingClosed,
+    VotingStarted,
+)
 from core.ports import DebateRecord, EventSink
+from core.replay import CARD_NOT_SHOWN_CODE
 from core.session import DebateHandle, DebateResult
 from core.spec import DebateSpec
 from tests.helpers import RecordingSink, make_config, write_script
@@ -29,12 +39,13 @@ TOPIC = "Should cities ban cars?"
 ARENA = {"rounds": 2, "exchanges_per_round": 1, "first_speaker": "ada", "human_window": 60}
 SPLIT = {"basil": "keep", "celeste": "keep", "dario": "replace", "esme": "replace"}
 
-Cards = Literal["at_once", "after_ai_votes", "never"]
+Cards = Literal["at_once", "after_ai_votes", "on_opening", "never"]
 
 
 class CardSink(RecordingSink):
     """A front end that reports when vote cards are shown: at once, only once the AI votes are in
-    (a slow platform: the AI votes are stored before the window opens), or never."""
+    (a slow platform: the AI votes are stored before the window opens), with their window's opening
+    (a resumed thread: the card found again, or delivered in the catch-up), or never."""
 
     reports_cards_shown = True
 
@@ -52,6 +63,8 @@ class CardSink(RecordingSink):
         self.handle.delivered_up_to(event.seq)  # shown as it comes: no backlog
         if self.cards == "never":
             return
+        if isinstance(event, HumanVoteOpened) and self.cards == "on_opening":
+            self.handle.vote_card_shown(event.vote_id)
         if isinstance(event, VotingStarted):
             self._voters[event.vote_id] = len(event.voters)
             if self.cards == "at_once" or not event.voters:
@@ -103,7 +116,7 @@ async def resume_with(
     config: Config, card: OnCards | None = None
 ) -> tuple[DebateResult, CardSink, list[Event]]:
     """Resume the killed debate; `card`: what its vote cards show now (read back by the front end)."""
-    sink = CardSink("at_once")
+    sink = CardSink("on_opening")
 
     async def reattach(record: DebateRecord, bindings: dict[str, str]) -> EventSink:
         return sink
@@ -121,6 +134,11 @@ async def resume_with(
 
 def arena_script() -> dict[str, Any]:
     return {f"persona:{p}:observer": [{"vote": v, "reason": "r"}] for p, v in SPLIT.items()}
+
+
+async def all_ai_votes_in(event: Event, handle: DebateHandle) -> bool:
+    ballot = handle.state.ballots.get("v1")
+    return ballot is not None and len(ballot.ai_votes) == 4
 
 
 def assert_whole(stored: list[Event], vote_id: str, ai_voters: int) -> VotingClosed:
@@ -195,11 +213,6 @@ async def test_a_kill_while_the_window_waits_for_its_card_opens_it_once_the_card
 ) -> None:
     spec = DebateSpec("arena", TOPIC, {**ARENA, "humans": "vote"})
     config = config_for(tmp_path, arena_script())
-
-    async def all_ai_votes_in(event: Event, handle: DebateHandle) -> bool:
-        ballot = handle.state.ballots.get("v1")
-        return ballot is not None and len(ballot.ai_votes) == 4
-
     await kill_when(config, spec, "never", all_ai_votes_in)
     result, sink, stored = await resume_with(config, {"v1": {"u2": ("keep", "Bo")}})
     assert result.reason == "max_rounds", result.detail
@@ -209,6 +222,64 @@ async def test_a_kill_while_the_window_waits_for_its_card_opens_it_once_the_card
     # its card never showed before the kill, so its clock never ran: the whole window, less the
     # moments between the stored opening and the last AI vote (the log cannot tell them apart)
     assert 59 <= opened.window <= 60
+
+
+async def test_a_window_reopened_after_a_restart_starts_its_clock_when_its_card_shows(
+    tmp_path: Path,
+) -> None:
+    """The card never got up before the kill: after the restart the window waits for it (the
+    catch-up delivers it) as a live window does, instead of running down while nobody can see it.
+    Debate time is virtual here, so a clock that ran at once would close the window in moments."""
+    spec = DebateSpec("arena", TOPIC, {**ARENA, "humans": "vote"})
+    config = config_for(tmp_path, arena_script())
+    await kill_when(config, spec, "never", all_ai_votes_in)
+    sink = CardSink("never")  # the card shows only when this test says so
+
+    async def reattach(record: DebateRecord, bindings: dict[str, str]) -> EventSink:
+        return sink
+
+    async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
+        [handle] = await rt.resume_debates("terminal", reattach)
+        sink.handle = handle
+        for _ in range(100):  # the window reopens (caught up), then waits for its card
+            if sink.of(HumanVoteOpened):
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)
+        assert sink.of(HumanVoteOpened) and not sink.of(VotingClosed), "closed before its card showed"
+        await handle.cast_human_vote("v1", "u3", "keep", voter_name="Cy")
+        handle.vote_card_shown("v1")  # the catch-up got the card up
+        result = await handle.wait()
+        stored = await rt.store.events(handle.debate_id)
+    assert result.reason == "max_rounds", result.detail
+    closed = assert_whole(stored, "v1", ai_voters=4)
+    assert closed.human_tally == {"keep": 1, "replace": 0}
+
+
+async def test_a_window_whose_card_cannot_show_after_a_restart_goes_on_without_people(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(voting, "CARD_WAIT", 0.3)
+    monkeypatch.setattr(voting, "WAIT_STEP", 0.05)
+    spec = DebateSpec("arena", TOPIC, {**ARENA, "humans": "vote"})
+    config = config_for(tmp_path, arena_script())
+    await kill_when(config, spec, "never", all_ai_votes_in)
+    sink = CardSink("never")
+
+    async def reattach(record: DebateRecord, bindings: dict[str, str]) -> EventSink:
+        return sink
+
+    async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
+        [handle] = await rt.resume_debates("terminal", reattach)
+        sink.handle = handle
+        result = await asyncio.wait_for(handle.wait(), 10)
+    assert result.reason == "max_rounds", result.detail
+    notices = [e for e in sink.events if isinstance(e, Notice) and e.code == CARD_NOT_SHOWN_CODE]
+    assert len(notices) == 1
+    [reopened] = sink.of(HumanVoteOpened)
+    [closed] = sink.of(VotingClosed)
+    assert reopened.seq < notices[0].seq < closed.seq
+    assert closed.human_tally == {"keep": 0, "replace": 0}
 
 
 async def test_a_kill_during_an_arena_tie_window_resumes_into_it(tmp_path: Path) -> None:

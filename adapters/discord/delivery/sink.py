@@ -135,6 +135,7 @@ class DiscordSink(ThreadSink):
         restores the reactions already on them, then calls `catch_up`.
         """
         self._debate_id = debate_id
+        self._delivered_before(values, DELIVERED_KEY)
         self._sender.resume(values)
         slots, unsent, open_votes = restore_slots(self._view, events, values)
         for event in unsent:

@@ -132,7 +132,7 @@ class SlackSink(ThreadSink):
         anything; the later ones are queued to be delivered first.
         """
         self._sender.restore(values)
-        shown = int(values.get(DELIVERED) or 0)
+        shown = self._delivered_before(values, DELIVERED)
         for event in events:
             if event.seq > shown:
                 self._queue.put(Queued(event, live=False))
