@@ -45,3 +45,18 @@ def overtaken_votes(
     while (item := pull(overtaken)) is not None:
         taken.append(item)
     return taken
+
+
+def shown_together(pull: Pull[Item], item: Item, event_of: Callable[[Item], Event | None]) -> list[Item]:
+    """`item` and the queued items one post or edit shows with it, in the order they render: a
+    card with its window's opening (`queued_opening`), and the AI votes the opening overtook
+    (`overtaken_votes`)."""
+    event = event_of(item)
+    window: Item = item
+    if isinstance(event, VotingStarted):  # a window already opening on it: one post shows both
+        window = queued_opening(pull, event, event_of) or item
+    opening = event_of(window)
+    if not isinstance(opening, HumanVoteOpened):
+        return [item]
+    votes = overtaken_votes(pull, opening, event_of)
+    return [item, *votes, window] if window is not item else [*votes, item]

@@ -5,6 +5,7 @@ restart finds them."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 
@@ -69,3 +70,9 @@ class ThreadSink:
             await self._store.set_binding_value(self._debate_id, key, value)
         except Exception:
             log.exception("debate %s: could not record %s", self._debate_id, key)
+
+
+def cancelling() -> bool:
+    """Whether the running task is being cancelled (an event cut off then was not shown)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

@@ -13,7 +13,6 @@ was killed with them in its queue) are delivered first, then whatever the debate
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,10 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 import discord
 
 from adapters.delivery.closing_picture import closing_picture
-from adapters.delivery.openings import overtaken_votes, queued_opening
+from adapters.delivery.openings import shown_together
 from adapters.delivery.outage import OutageLimits, PlatformOutage
 from adapters.delivery.queue import DeliveryQueue
-from adapters.delivery.thread_sink import ThreadSink
+from adapters.delivery.thread_sink import ThreadSink, cancelling
 from adapters.discord.ballots.reactions import CardBallot, CardRegistry
 from adapters.discord.ballots.thread import OpenCard, ThreadBallots
 from adapters.discord.controls import show_controls
@@ -196,7 +195,7 @@ class DiscordSink(ThreadSink):
         """Show one event (the queue's worker calls it, in order). An event whose delivery failed
         counts as delivered too (the queue logs the failure): it is not shown again after a restart."""
         self._debate_id = self._debate_id or event.debate_id
-        events = self._shown_with(event)
+        events = shown_together(self._queue.pull, event, lambda queued: queued)
         try:
             if isinstance(event, TurnDelta) and self._outage.catching_up:
                 self._view.render(event)  # owed after an outage: the turn's final text replaces it
@@ -204,22 +203,11 @@ class DiscordSink(ThreadSink):
                 await self._show_events(events)
         finally:
             seq = max(e.seq for e in events)
-            shown = not isinstance(event, TurnDelta) and not self._closed and not _cancelling()
+            shown = not isinstance(event, TurnDelta) and not self._closed and not cancelling()
             if shown:
                 await self._shown_up_to(seq, DELIVERED_KEY)
             if not self._queue:
                 self._outage.caught_up()
-
-    def _shown_with(self, event: Event) -> list[Event]:
-        """`event` and the queued events one post or edit shows with it: a card's opening window,
-        and the AI votes on the card it overtook (adapters/delivery/openings.py)."""
-        window = event
-        if isinstance(event, VotingStarted):  # a window already opening on it: one post shows both
-            window = queued_opening(self._queue.pull, event, lambda queued: queued) or event
-        if not isinstance(window, HumanVoteOpened):
-            return [event]
-        votes = overtaken_votes(self._queue.pull, window, lambda queued: queued)
-        return [event, *votes, window] if window is not event else [*votes, event]
 
     async def _show_events(self, events: list[Event]) -> None:
         ops = merged([op for event in events for op in self._view.render(event)])
@@ -392,8 +380,3 @@ class DiscordSink(ThreadSink):
         self._queue.clear()
         self._closed = True
         await self.stop(reason)
-
-
-def _cancelling() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0

@@ -16,15 +16,16 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.delivery.closing_picture import drawn_while
-from adapters.delivery.openings import overtaken_votes, queued_opening
+from adapters.delivery.openings import shown_together
 from adapters.delivery.outage import OutageLimits, PlatformOutage
 from adapters.delivery.queue import DeliveryQueue
-from adapters.delivery.thread_sink import ThreadSink
+from adapters.delivery.thread_sink import ThreadSink, cancelling
 from adapters.metering import record_delivery
 from adapters.slack.ballots.countdown import Countdowns
 from adapters.slack.ballots.reactions import HumanVotes, read_card
@@ -207,66 +208,36 @@ class SlackSink(ThreadSink):
                 await self._apply(op)
             return
         event = item.event
-        opening = (
-            queued_opening(self._queue.pull, event, _event_of(item.live))
-            if isinstance(event, VotingStarted)
-            else None
-        )
-        window = (
-            opening.event
-            if isinstance(opening, Queued) and isinstance(opening.event, HumanVoteOpened)
-            else None
-        )
-        if isinstance(event, HumanVoteOpened):
-            await self._overtaken(event, live=item.live)
-        seq = event.seq if window is None else window.seq
+        events = [
+            queued.event
+            for queued in shown_together(self._queue.pull, cast(Item, item), _event_of(item.live))
+            if isinstance(queued, Queued)
+        ]
         try:
             if isinstance(event, TurnDelta) and self._outage.catching_up:
                 self._view.render(event)  # owed after an outage: the turn's final text replaces it
-            elif isinstance(event, VotingStarted) and window is not None:
-                await self._deliver_opened(event, window, live=item.live)
             else:
-                await self._deliver(event, live=item.live)
-        except Exception:
-            if not isinstance(event, TurnDelta):
-                await self._shown_up_to(seq, DELIVERED)
-            raise
-        if not isinstance(event, TurnDelta):
-            await self._shown_up_to(seq, DELIVERED)
+                await self._show_events(events, live=item.live)
+        finally:
+            if not isinstance(event, TurnDelta) and not cancelling():
+                await self._shown_up_to(max(e.seq for e in events), DELIVERED)
 
-    async def _deliver_opened(self, started: VotingStarted, window: HumanVoteOpened, *, live: bool) -> None:
-        """A vote card and its window's opening in one post (the AI votes between them too)."""
-        posted = list(self._view.render(started))
-        await self._overtaken(window, live=live)
-        opened = list(self._view.render(window))
-        for op in merged(posted + opened):
-            await self._apply(op)
-        await self._after(started, posted, live=live)
-        await self._after(window, opened, live=live)
-
-    async def _overtaken(self, window: HumanVoteOpened, *, live: bool) -> None:
-        """The AI votes on the window's card that it overtook in the queue: the window's own card
-        edit shows them (one edit instead of one each)."""
-
-        for item in overtaken_votes(self._queue.pull, window, _event_of(live)):
-            assert isinstance(item, Queued)
-            self._view.render(item.event)  # the card's state; the window's edit shows it
-            if live:
-                record_delivery("slack", item.event)
-            await self._shown_up_to(item.event.seq, DELIVERED)
-
-    async def _deliver(self, event: Event, *, live: bool) -> None:
-        if isinstance(event, VotingClosed):
-            await self._countdowns.stop(event.vote_id)  # the closed card replaces the countdown
-        elif isinstance(event, DebateCompleted):
+    async def _show_events(self, events: list[Event], *, live: bool) -> None:
+        """Events one post or edit shows together (a card with its window's opening, the AI votes
+        the opening overtook: adapters/delivery/openings.py), then what follows each."""
+        first = events[0]
+        if isinstance(first, VotingClosed):
+            await self._countdowns.stop(first.vote_id)  # the closed card replaces the countdown
+        elif isinstance(first, DebateCompleted):
             await self._countdowns.stop_all()
-        ops = list(self._view.render(event))
-        if isinstance(event, DebateCompleted):
-            await self._closing(event, ops, live=live)
+        rendered = [(event, list(self._view.render(event))) for event in events]
+        if isinstance(first, DebateCompleted):
+            await self._closing(first, rendered[0][1], live=live)
             return
-        for op in ops:
+        for op in merged([op for _, ops in rendered for op in ops]):
             await self._apply(op)
-        await self._after(event, ops, live=live)
+        for event, ops in rendered:
+            await self._after(event, ops, live=live)
 
     async def _after(self, event: Event, ops: list[Op], *, live: bool) -> None:
         """What follows an event's ops: its ballot, its countdown, the report of its window."""
