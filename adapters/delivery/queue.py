@@ -8,9 +8,10 @@ logged and the next item goes on; the worker's own failure is logged once, when 
 
 Each platform supplies only `deliver(item)`, `send(held)` and its pacing (`Pacing`).
 
-An urgent item (`urgent`: a vote window opening, whose clock waits for people to see it) goes
-ahead of the items queued before it that may wait (`yields`: AI-vote card edits, clock ticks), and
-of held interim edits, so it does not wait behind them in the platform's rate windows. It never
+An urgent item (a vote window's opening, whose clock waits for people to see it; `event_of` reads
+an item's event, None for items that are none) goes ahead of the items queued before it that may
+wait (`yields`: AI-vote card edits, clock ticks), and of held interim edits, so it does not wait
+behind them in the platform's rate windows. It never
 overtakes anything else (the card it edits, a turn). The platform's rendering is cumulative per
 message, so the edits it overtakes still show everything when they follow.
 
@@ -29,6 +30,8 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Generic, Protocol, TypeVar
+
+from core.events import Event, HumanVoteOpened
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +74,7 @@ class DeliveryQueue(Generic[Item, Held]):
         is_last: Callable[[Item], bool] = lambda item: False,
         describe: Callable[[Item], str] = lambda item: type(item).__name__,
         on_stopped: Callable[[], None] | None = None,
-        urgent: Callable[[Item], bool] = lambda item: False,
+        event_of: Callable[[Item], Event | None] = lambda item: None,
         yields: Callable[[Item], bool] = lambda item: False,
     ) -> None:
         self._deliver = deliver
@@ -82,7 +85,7 @@ class DeliveryQueue(Generic[Item, Held]):
         self._is_last = is_last
         self._describe = describe
         self._on_stopped = on_stopped
-        self._urgent = urgent
+        self._event_of = event_of
         self._yields = yields
         self._items: deque[Item | _End] = deque()
         self._wake = asyncio.Event()
@@ -157,7 +160,7 @@ class DeliveryQueue(Generic[Item, Held]):
         for index, item in enumerate(self._items):
             if isinstance(item, _End):
                 return None
-            if self._urgent(item):
+            if isinstance(self._event_of(item), HumanVoteOpened):
                 return index
             if not self._yields(item):
                 return None

@@ -103,7 +103,7 @@ class DiscordSink(ThreadSink):
             name=lambda: f"Discord debate {self._debate_id}",
             on_demand=True,
             describe=lambda event: f"{event.kind} #{event.seq}",
-            urgent=lambda event: isinstance(event, HumanVoteOpened),  # its clock waits for its card
+            event_of=lambda event: event,  # a window's opening is urgent: its clock waits for its card
             yields=lambda event: isinstance(event, VoteCast | VoteWithdrawn | ClockTick | PhaseChanged),
         )
         self._slots: dict[str, Slot] = {}

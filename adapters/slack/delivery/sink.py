@@ -107,7 +107,7 @@ class SlackSink(ThreadSink):
             is_last=lambda item: isinstance(item, Queued) and isinstance(item.event, DebateCompleted),
             describe=describe,
             on_stopped=self._finished,
-            urgent=lambda item: isinstance(item, Queued) and isinstance(item.event, HumanVoteOpened),
+            event_of=lambda item: item.event if isinstance(item, Queued) else None,  # openings are urgent
             yields=yields_to_opening,  # a window opening goes ahead of AI-vote card edits: its clock waits
         )
         self._watch: asyncio.Task[None] | None = None

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import pytest
 
 from adapters.delivery.queue import DeliveryQueue
+from core.events import HumanVoteOpened, TurnCompleted, VoteCast
+from core.models import PersonaRef, VoteOption, Voter
 
 
 @dataclass(frozen=True)
@@ -202,3 +204,48 @@ async def test_closing_cancels_the_worker_and_drops_what_is_queued() -> None:
     assert cancelled == ["stuck"]
     assert len(queue) == 0 and queue.finished
     assert all(t.get_name() != "delivery test debate" for t in asyncio.all_tasks())
+
+
+async def test_a_window_opening_goes_ahead_of_the_card_edits_queued_before_it_but_not_of_a_turn() -> None:
+    """The opening's clock waits for people to see it: it overtakes what may wait (AI-vote card
+    edits), never what it would reorder for people (a turn's words)."""
+    order: list[str] = []
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def deliver(item: object) -> None:
+        order.append(type(item).__name__ if not isinstance(item, str) else item)
+        if item == "first":
+            started.set()
+            await release.wait()  # the others queue up behind it meanwhile
+
+    ada = PersonaRef(id="ada", name="Ada", emoji="🟦")
+    vote = VoteCast(vote_id="v1", voter=Voter(id="basil", name="Basil"), choice="keep")
+    turn = TurnCompleted(turn_id="t1", speaker=ada, role="debater", round=1, text="words")
+    opening = HumanVoteOpened(
+        vote_id="v1", options=(VoteOption(key="keep", label="Keep", emoji="👍"),), window=60, reason="vote"
+    )
+    pacing = Pacing(0.0)
+
+    async def send(edit: Edit) -> None:
+        return None
+
+    queue: DeliveryQueue[object, Edit] = DeliveryQueue(
+        deliver=deliver,
+        send=send,
+        pacing=pacing,
+        name=lambda: "test debate",
+        on_demand=True,
+        event_of=lambda item: item if not isinstance(item, str) else None,  # type: ignore[arg-type,return-value]
+        yields=lambda item: isinstance(item, VoteCast),
+    )
+    queue.put("first")
+    await started.wait()
+    for item in (vote, vote, opening):
+        queue.put(item)
+    queue.put(turn)
+    queue.put(opening)
+    release.set()
+    await queue.idle()
+    # the first opening overtook the two card edits; the second waited for the turn before it
+    assert order == ["first", "HumanVoteOpened", "VoteCast", "VoteCast", "TurnCompleted", "HumanVoteOpened"]
