@@ -237,6 +237,14 @@ class MemoryStore:
     async def binding_values(self, debate_id: str) -> dict[str, str]:
         return dict(self._bindings.get(debate_id, {}))
 
+    async def running_values(self, key: str, where: tuple[str, str]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for debate_id, values in self._bindings.items():
+            running = self._debates[debate_id].status == "running"
+            if running and values.get(where[0]) == where[1] and key in values:
+                counts[values[key]] = counts.get(values[key], 0) + 1
+        return counts
+
     async def record_call(self, debate_id: str, key: str, n: int, payload: str) -> None:
         self._calls.setdefault(debate_id, {})[(key, n)] = payload
 

@@ -219,6 +219,12 @@ class Store(Protocol):
 
     async def binding_values(self, debate_id: str) -> dict[str, str]: ...
 
+    async def running_values(self, key: str, where: tuple[str, str]) -> dict[str, int]:
+        """Across every worker: the values the running debates hold under binding `key`, each with
+        how many hold it, among those whose binding `where[0]` is `where[1]` (which debates of a
+        channel speak through which of its webhooks, say)."""
+        ...
+
     async def record_call(self, debate_id: str, key: str, n: int, payload: str) -> None:
         """Remember the result of a debate's n-th model call under `key` (for replay on resume)."""
         ...

@@ -14,7 +14,7 @@ import discord
 
 from adapters.discord.ballots.reactions import CardRegistry
 from adapters.discord.delivery.sink import DiscordSink
-from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.discord.delivery.webhooks import PersonaWebhooks, seats_taken
 from adapters.metering import platform_trace
 from bot.runtime import Runtime
 from core.clock import RealClock
@@ -127,6 +127,7 @@ class Arena:
         sink = DiscordSink(
             thread=thread,
             webhooks=self.webhooks,
+            taken=await seats_taken(self.rt.store, thread.parent_id or 0),
             owner_id=self.lb.owner_id,
             settings=self.rt.config.discord,
             store=self.rt.store,

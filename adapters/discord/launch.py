@@ -14,7 +14,7 @@ from adapters.discord.controls import controls_view
 from adapters.discord.delivery.desk import DebateDesk, Running
 from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.discord.delivery.sink import DiscordSink
-from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.discord.delivery.webhooks import PersonaWebhooks, seats_taken
 from adapters.discord.inbound.documents import read_document, read_documents
 from adapters.discord.install.invite import missing_permissions
 from adapters.discord.render import messages
@@ -230,6 +230,7 @@ class Launcher:
         sink = DiscordSink(
             thread=thread,
             webhooks=self.webhooks,
+            taken=await seats_taken(self.rt.store, thread.parent_id or 0),  # other workers' debates too
             owner_id=me.id,
             settings=self.settings,
             store=self.rt.store,

@@ -18,10 +18,10 @@ import discord
 
 from adapters.discord.ballots.thread import OpenCard
 from adapters.discord.delivery.desk import DebateDesk, Running
-from adapters.discord.delivery.sender import SEAT_KEY, WEBHOOK_KEY
+from adapters.discord.delivery.sender import WEBHOOK_KEY
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.slots import as_int, recorded_slots
-from adapters.discord.delivery.webhooks import PersonaWebhooks, WebhookHost
+from adapters.discord.delivery.webhooks import SEAT_KEY, PersonaWebhooks, WebhookHost
 from adapters.discord.launch import PLATFORM
 from adapters.discord.results import START_CARD_KEY, DiscordResults
 from adapters.host import Host

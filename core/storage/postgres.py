@@ -395,3 +395,6 @@ class PostgresStore(PostgresCluster):
 
     async def binding_values(self, debate_id: str) -> dict[str, str]:
         return {r["key"]: r["value"] for r in await self._read(SQL.binding_values, debate_id)}
+
+    async def running_values(self, key: str, where: tuple[str, str]) -> dict[str, int]:
+        return {r["value"]: int(r["n"]) for r in await self._read(SQL.running_values, key, *where)}

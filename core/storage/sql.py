@@ -144,6 +144,7 @@ class Statements:
     with_status: str
     calls: str
     binding_values: str
+    running_values: str
 
 
 _STATEMENTS = Statements(
@@ -200,6 +201,12 @@ _STATEMENTS = Statements(
     with_status="SELECT * FROM debates WHERE status = $1 ORDER BY created_at",
     calls="SELECT key, n, payload FROM model_calls WHERE debate_id = $1",
     binding_values="SELECT key, value FROM bindings WHERE debate_id = $1",
+    running_values=(
+        "SELECT v.value AS value, COUNT(*) AS n FROM debates d"
+        " JOIN bindings w ON w.debate_id = d.id AND w.key = $2 AND w.value = $3"
+        " JOIN bindings v ON v.debate_id = d.id AND v.key = $1"
+        " WHERE d.status = 'running' GROUP BY v.value"
+    ),
 )
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -112,11 +113,9 @@ OnCards = dict[str, dict[str, tuple[str, str | None]]]
 """vote id → person → (their choice, their name): what the cards show, read back by a front end."""
 
 
-async def resume_with(
-    config: Config, card: OnCards | None = None
-) -> tuple[DebateResult, CardSink, list[Event]]:
-    """Resume the killed debate; `card`: what its vote cards show now (read back by the front end)."""
-    sink = CardSink("on_opening")
+@asynccontextmanager
+async def resumed(config: Config, sink: CardSink) -> AsyncIterator[tuple[Runtime, DebateHandle]]:
+    """The killed debate picked up by a new runtime (another process), delivering into `sink`."""
 
     async def reattach(record: DebateRecord, bindings: dict[str, str]) -> EventSink:
         return sink
@@ -124,6 +123,15 @@ async def resume_with(
     async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
         [handle] = await rt.resume_debates("terminal", reattach)
         sink.handle = handle
+        yield rt, handle
+
+
+async def resume_with(
+    config: Config, card: OnCards | None = None
+) -> tuple[DebateResult, CardSink, list[Event]]:
+    """Resume the killed debate; `card`: what its vote cards show now (read back by the front end)."""
+    sink = CardSink("on_opening")
+    async with resumed(config, sink) as (rt, handle):
         for vote_id, votes in (card or {}).items():  # the cards found again, with their votes
             handle.vote_card_shown(vote_id)
             await handle.votes_on_card(vote_id, votes)
@@ -234,13 +242,7 @@ async def test_a_window_reopened_after_a_restart_starts_its_clock_when_its_card_
     config = config_for(tmp_path, arena_script())
     await kill_when(config, spec, "never", all_ai_votes_in)
     sink = CardSink("never")  # the card shows only when this test says so
-
-    async def reattach(record: DebateRecord, bindings: dict[str, str]) -> EventSink:
-        return sink
-
-    async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
-        [handle] = await rt.resume_debates("terminal", reattach)
-        sink.handle = handle
+    async with resumed(config, sink) as (rt, handle):
         for _ in range(100):  # the window reopens (caught up), then waits for its card
             if sink.of(HumanVoteOpened):
                 break
@@ -265,13 +267,7 @@ async def test_a_window_whose_card_cannot_show_after_a_restart_goes_on_without_p
     config = config_for(tmp_path, arena_script())
     await kill_when(config, spec, "never", all_ai_votes_in)
     sink = CardSink("never")
-
-    async def reattach(record: DebateRecord, bindings: dict[str, str]) -> EventSink:
-        return sink
-
-    async with Runtime(config, clock=FakeClock(), secrets=Secrets()) as rt:
-        [handle] = await rt.resume_debates("terminal", reattach)
-        sink.handle = handle
+    async with resumed(config, sink) as (_, handle):
         result = await asyncio.wait_for(handle.wait(), 10)
     assert result.reason == "max_rounds", result.detail
     notices = [e for e in sink.events if isinstance(e, Notice) and e.code == CARD_NOT_SHOWN_CODE]

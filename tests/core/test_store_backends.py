@@ -103,6 +103,26 @@ async def test_debates_statuses_bindings_and_listing(opener: Opener) -> None:
     assert await other.get_debate("nope") is None
 
 
+async def test_running_values_count_every_workers_running_debates_of_one_channel(opener: Opener) -> None:
+    first, second = await opener(), await opener()  # two workers on one database
+    for debate_id, store, channel, seat in [
+        ("a", first, "c1", "0"),
+        ("b", first, "c1", "0"),
+        ("c", second, "c1", "1"),
+        ("d", second, "c2", "0"),  # another channel
+        ("e", first, "c1", "1"),  # ended: no longer counted
+        ("f", first, "c1", None),  # no seat stored (yet)
+    ]:
+        await store.create_debate(record(debate_id))
+        await store.set_binding_value(debate_id, "channel", channel)
+        if seat is not None:
+            await store.set_binding_value(debate_id, "seat", seat)
+    await first.set_status("e", "completed")
+    for store in (first, second):
+        assert await store.running_values("seat", ("channel", "c1")) == {"0": 2, "1": 1}
+    assert await first.running_values("seat", ("channel", "c9")) == {}
+
+
 async def test_model_calls_are_fenced_and_never_overwritten(opener: Opener) -> None:
     owner, other = await opener(), await opener()
     await owner.create_debate(record("d"))

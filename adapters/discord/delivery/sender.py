@@ -41,7 +41,6 @@ NO_MENTIONS = discord.AllowedMentions.none()
 UNKNOWN_WEBHOOK = 10015
 INVALID_FORM_BODY = 50035
 WEBHOOK_KEY = "discord.webhook_id"
-SEAT_KEY = "discord.webhook_seat"
 MODE_KEY = "discord.persona_mode"
 LOST_ANSWER = (aiohttp.ClientError, OSError, TimeoutError)
 """A call that failed this way may have been carried out: its answer was lost (a timeout, a dropped
@@ -259,7 +258,6 @@ class Sender:
         if hook.id != self._webhook_id:
             self._webhook_id = hook.id
             await self._remember(WEBHOOK_KEY, str(hook.id))
-            await self._remember(SEAT_KEY, str(self._seat))
             await self._remember(MODE_KEY, "webhook")
         return hook
 

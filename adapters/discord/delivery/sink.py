@@ -30,7 +30,7 @@ from adapters.discord.controls import show_controls
 from adapters.discord.delivery.sender import CONNECTION_ERRORS, THREAD_GONE, Sender, Sent, discord_down
 from adapters.discord.delivery.slots import DELIVERED_KEY, SLOT_KEY, Slot, restore_slots
 from adapters.discord.delivery.throttle import EditThrottle
-from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.discord.delivery.webhooks import HOST_KEY, SEAT_KEY, PersonaWebhooks
 from adapters.discord.render import messages
 from adapters.discord.render.events import OPENING, DiscordView, vote_slot
 from adapters.discord.render.ops import Op, Post, React, Show, merged, route_of
@@ -74,9 +74,10 @@ class DiscordSink(ThreadSink):
         pictures: bool = True,
         outage: OutageLimits | None = None,
         seat: int | None = None,
+        taken: Mapping[str, int] | None = None,
     ) -> None:
         self._parent_id = thread.parent_id or 0  # the channel whose persona webhooks it speaks through
-        self._seat = webhooks.seat(self._parent_id, seat)  # its persona webhook, kept for good
+        self._seat = webhooks.seat(self._parent_id, seat, taken=taken)  # its persona webhook, kept for good
         self._webhook = webhooks.window(self._parent_id, self._seat)  # shared by the debates on it
         super().__init__(store, PlatformOutage("Discord", outage, shared=self._webhook.route))
         self._pictures = pictures  # the closing card carries the results picture (config results.picture)
@@ -195,6 +196,9 @@ class DiscordSink(ThreadSink):
         """Show one event (the queue's worker calls it, in order). An event whose delivery failed
         counts as delivered too (the queue logs the failure): it is not shown again after a restart."""
         self._debate_id = self._debate_id or event.debate_id
+        if isinstance(event, DebateStarted):  # every worker counts it on its webhook from here (seats_taken)
+            await self._remember(HOST_KEY, str(self._parent_id))
+            await self._remember(SEAT_KEY, str(self._seat))
         events = shown_together(self._queue.pull, event, lambda queued: queued)
         try:
             if isinstance(event, TurnDelta) and self._outage.catching_up:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import discord
 
 from adapters.delivery import shares
 from adapters.delivery.rates import Limit, RateWindow, RateWindows
+from core.errors import StoreError
+from core.ports import Store
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,22 @@ def discord_share(name: str) -> Callable[[], float] | None:
     return shares.of("discord") if name == "global" else None
 
 
+SEAT_KEY = "discord.webhook_seat"
+"""Binding: which of its channel's persona webhooks a debate speaks through."""
+HOST_KEY = "discord.webhook_channel"
+"""Binding: the channel whose persona webhooks a debate speaks through (its thread's parent)."""
+
+
+async def seats_taken(store: Store, channel_id: int) -> Mapping[str, int]:
+    """How many running debates speak through each of the channel's webhooks, on every worker (an
+    empty count when the store cannot say: the seat is then chosen from this worker's alone)."""
+    try:
+        return await store.running_values(SEAT_KEY, (HOST_KEY, str(channel_id)))
+    except StoreError as exc:
+        log.warning("could not count the debates on the webhooks of %s: %s", channel_id, exc)
+        return {}
+
+
 class PersonaWebhooks:
     def __init__(self, name: str) -> None:
         self.name = name
@@ -70,13 +88,18 @@ class PersonaWebhooks:
         self._locks: dict[tuple[int, int], asyncio.Lock] = {}
         self._seated: dict[int, list[int]] = {}  # channel → how many debates use each of its webhooks
 
-    def seat(self, channel_id: int, seat: int | None = None) -> int:
+    def seat(
+        self, channel_id: int, seat: int | None = None, *, taken: Mapping[str, int] | None = None
+    ) -> int:
         """Which of the channel's webhooks one more debate uses: `seat` for a resumed debate (the
-        webhook its messages came from), else the first with room, else the least used."""
+        webhook its messages came from), else the first with room, else the least used. `taken`:
+        how many running debates each seat holds across every worker (`seats_taken`), so that
+        several workers spread their debates over the channel's webhooks too."""
         seated = self._seated.setdefault(channel_id, [0] * SEATS)
         if seat is None or not 0 <= seat < SEATS:
-            roomy = [i for i, n in enumerate(seated) if n < SEAT_SHARE]
-            seat = roomy[0] if roomy else min(range(SEATS), key=seated.__getitem__)
+            load = [max(n, (taken or {}).get(str(i), 0)) for i, n in enumerate(seated)]
+            roomy = [i for i, n in enumerate(load) if n < SEAT_SHARE]
+            seat = roomy[0] if roomy else min(range(SEATS), key=load.__getitem__)
         seated[seat] += 1
         return seat
 

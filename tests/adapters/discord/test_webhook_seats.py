@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters.discord.delivery.sender import SEAT_KEY, WEBHOOK_KEY
-from adapters.discord.delivery.webhooks import SEAT_SHARE, SEATS, PersonaWebhooks
+from adapters.discord.delivery.sender import WEBHOOK_KEY
+from adapters.discord.delivery.webhooks import SEAT_KEY, SEAT_SHARE, SEATS, PersonaWebhooks, seats_taken
+from bot.runtime import Runtime
+from core.clock import RealClock
 from core.events import DebateCompleted
 from testkit.discord_rest import Limits
-from testkit.discord_world import arena, loopback
+from testkit.discord_world import Arena, arena, loopback
 
 
 def test_debates_fill_a_webhook_before_the_next_and_then_spread() -> None:
@@ -85,3 +87,30 @@ async def test_twenty_debates_in_one_channel_use_five_webhooks_and_all_finish(tm
             events = await world.rt.store.events(run.handle.debate_id)
             assert isinstance(events[-1], DebateCompleted)
             assert not any("▌" in str(m["content"] or "") for m in api.in_channel(run.thread.id))
+
+
+async def test_a_second_worker_puts_its_debate_on_the_webhook_the_first_workers_debates_left_free(
+    tmp_path: Path,
+) -> None:
+    """Two workers on one database, one channel: the seats are counted in the store, so the second
+    worker's debate does not pile onto the webhook the first worker's four already share."""
+    async with arena(tmp_path) as first, Runtime(first.rt.config, clock=RealClock()) as other_rt:
+        second = Arena(first.lb, other_rt, PersonaWebhooks("Rostra"))
+        runs = [await first.start(f"Should city {i} ban cars?") for i in range(SEAT_SHARE)]
+        parent = runs[0].thread.parent_id or 0
+        for _ in range(200):  # each debate's seat is stored as its opening is delivered
+            if sum((await seats_taken(other_rt.store, parent)).values()) == SEAT_SHARE:
+                break
+            await asyncio.sleep(0.02)
+        assert await seats_taken(other_rt.store, parent) == {"0": SEAT_SHARE}
+        late = await second.start("Should towns ban cars?")
+        for run in [*runs, late]:
+            await run.handle.wait()
+            await run.sink.finish()
+
+        api = first.lb.api
+        by_name = {h["name"]: h["id"] for h in api.webhooks.values()}
+        spoke = {m["webhook_id"] for m in api.in_channel(late.thread.id) if m.get("webhook_id")}
+        assert spoke == {by_name["Rostra 2"]}
+        assert (await other_rt.store.binding_values(late.handle.debate_id))[SEAT_KEY] == "1"
+        assert await seats_taken(other_rt.store, parent) == {}  # all ended: no seat taken
