@@ -172,18 +172,22 @@ class Recovery:
         rather than at the vote loop's next wake (the next request on Postgres, the next poll on
         SQLite): a Stop at once, even while the debate catches up with its log (it may be redoing
         the turn its owner died in); votes as soon as it caught up (one cast while it replays would
-        be refused)."""
-        for handle in handles:
-            try:
-                if handle.catching_up:
-                    await self._manager.take_stop(handle.debate_id)
-                deadline = time.monotonic() + CATCH_UP_WAIT
-                # looked at every few ms: a replay says nothing when it goes live, and is over in a moment
-                while handle.catching_up and not handle.done and time.monotonic() < deadline:  # noqa: ASYNC110
-                    await asyncio.sleep(CATCH_UP_POLL)
-                await self._manager.deliver_votes(handle.debate_id)
-            except StoreError as exc:
-                log.warning("debate %s: could not take what was left for it: %s", handle.debate_id, exc)
+        be refused). Each debate on its own: one slow to catch up does not hold back the others'."""
+        async with asyncio.TaskGroup() as group:
+            for handle in handles:
+                group.create_task(self._left_for(handle), name=f"left-for-{handle.debate_id}")
+
+    async def _left_for(self, handle: DebateHandle) -> None:
+        try:
+            if handle.catching_up:
+                await self._manager.take_stop(handle.debate_id)
+            deadline = time.monotonic() + CATCH_UP_WAIT
+            # looked at every few ms: a replay says nothing when it goes live, and is over in a moment
+            while handle.catching_up and not handle.done and time.monotonic() < deadline:  # noqa: ASYNC110
+                await asyncio.sleep(CATCH_UP_POLL)
+            await self._manager.deliver_votes(handle.debate_id)
+        except StoreError as exc:
+            log.warning("debate %s: could not take what was left for it: %s", handle.debate_id, exc)
 
     async def _resume(self, platform: str, attach: Attach) -> list[DebateHandle]:
         store = self._manager.store

@@ -11,9 +11,9 @@ Each platform supplies only `deliver(item)`, `send(held)` and its pacing (`Pacin
 An urgent item (a vote window's opening, whose clock waits for people to see it; `event_of` reads
 an item's event, None for items that are none) goes ahead of the items queued before it that may
 wait (`yields`: AI-vote card edits, clock ticks), and of held interim edits, so it does not wait
-behind them in the platform's rate windows. It never
-overtakes anything else (the card it edits, a turn). The platform's rendering is cumulative per
-message, so the edits it overtakes still show everything when they follow.
+behind them in the platform's rate windows. It never overtakes anything else (the card it edits, a
+turn). The platform's rendering is cumulative per message, so the edits it overtakes still show
+everything when they follow.
 
 Two ways to run, as the platform needs:
 - on demand (`on_demand=True`): a worker starts when an item is put and ends when nothing is left

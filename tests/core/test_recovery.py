@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import cast
 
 from core.clock import FakeClock
 from core.events import DebateCompleted, Notice, TurnCompleted
@@ -13,6 +14,7 @@ from core.llm.registry import ModelRegistry
 from core.manager import DebateManager
 from core.ports import DebateRecord, EventSink
 from core.recovery import RESUME_OFF, Recovery
+from core.session import DebateHandle
 from core.settings import CoreSettings
 from core.spec import DebateSpec
 from core.storage import open_store
@@ -100,3 +102,48 @@ async def test_a_debate_asked_for_that_no_longer_fits_is_closed_saying_why(tmp_p
     [notice] = [e for e in sink.events if isinstance(e, Notice)]
     assert notice.message.startswith("This debate could not be resumed: its options no longer fit")
     assert record is not None and record.status == "failed"
+
+
+class _Taking:
+    """The manager as a failover's look sees it: what was taken for which debate, in order."""
+
+    def __init__(self) -> None:
+        self.took: list[str] = []
+
+    async def take_stop(self, debate_id: str) -> None:
+        self.took.append(f"stop {debate_id}")
+
+    async def deliver_votes(self, debate_id: str) -> None:
+        self.took.append(f"votes {debate_id}")
+
+
+class _TakenOver:
+    """A debate just taken over, replaying its log until `live` is set."""
+
+    def __init__(self, debate_id: str, live: asyncio.Event) -> None:
+        self.debate_id = debate_id
+        self.live = live
+        self.done = False
+
+    @property
+    def catching_up(self) -> bool:
+        return not self.live.is_set()
+
+
+async def test_a_debate_slow_to_catch_up_does_not_hold_back_what_was_left_for_another() -> None:
+    """Many debates taken over at once: each gets the Stop and votes people left for it as soon as it
+    is live, not after the debates before it in the look (each may take up to `CATCH_UP_WAIT`)."""
+    manager = _Taking()
+    recovery = Recovery(cast(DebateManager, manager), resume=True, heartbeat_seconds=1.0)
+    slow_live, quick_live = asyncio.Event(), asyncio.Event()
+    quick_live.set()
+    taken = [_TakenOver("slow", slow_live), _TakenOver("quick", quick_live)]
+    taking = asyncio.create_task(recovery._requests_left_for(cast(list[DebateHandle], taken)))
+    for _ in range(100):
+        if "votes quick" in manager.took:
+            break
+        await asyncio.sleep(0.01)
+    assert manager.took == ["stop slow", "votes quick"]  # the slow one's Stop at once, its votes later
+    slow_live.set()
+    await asyncio.wait_for(taking, 1.0)
+    assert manager.took == ["stop slow", "votes quick", "votes slow"]
