@@ -4,7 +4,9 @@ interactions Discord's gateway would deliver. A second `/debate start` in a busy
 by the other worker; `/debate status`, the card's Status button, `/debate transcript` and
 `/debate stop` work through the worker that does not run the debate; an interaction delivered to
 both workers is answered once; and a worker killed with SIGKILL while the other holds a Stop for its
-debate has it taken over and stopped, every turn shown once."""
+debate has it taken over and stopped, every turn shown once. Debates in one channel's threads,
+started on either worker, share its persona webhooks as one bot's would (the seats counted in the
+store)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from adapters.discord.delivery.webhooks import SEAT_KEY, SEAT_SHARE
 from core.events import DebateCompleted, Notice, TurnCompleted
 from core.recovery import TAKEN_OVER
 from core.settings import StorageSettings
@@ -88,7 +91,9 @@ def channel(api: FakeDiscordREST) -> int:
 
 
 def _guild(api: FakeDiscordREST, channel_id: int) -> dict[str, Any]:
-    """GUILD_CREATE's guild: the server, its debate channel, the bot as a member."""
+    """GUILD_CREATE's guild: the server, its debate channel and that channel's threads, the bot as a
+    member."""
+    threads = [cid for cid, c in api.channels.items() if c["parent_id"] == channel_id]
     me = {"id": str(APP_ID), "username": "Rostra", "discriminator": "0000", "avatar": None, "bot": True}
     role = {"id": str(GUILD_ID), "name": "@everyone", "permissions": EVERYTHING, "position": 0}
     return {
@@ -97,7 +102,7 @@ def _guild(api: FakeDiscordREST, channel_id: int) -> dict[str, Any]:
         "owner_id": "1",
         "roles": [{**role, "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0}],
         "channels": [api.interactions.channel_json(channel_id)],
-        "threads": [],
+        "threads": [api.interactions.channel_json(thread) for thread in threads],
         "members": [{"user": me, "roles": [], "joined_at": "2026-01-01T00:00:00+00:00", "flags": 0}],
         "emojis": [],
         "stickers": [],
@@ -128,6 +133,7 @@ async def workers(
             ROSTRA_MODEL__SCRIPT=str(script),
             ROSTRA_MODEL__LATENCY="0",
             ROSTRA_LIMITS__USER_COOLDOWN="0",
+            ROSTRA_LIMITS__MAX_DEBATES_PER_SCOPE=str(SEAT_SHARE + 1),  # a busy channel's threads
             ROSTRA_DISCORD__EDIT_INTERVAL="0",
             ROSTRA_INSTANCE=f"machine-{len(started)}",  # as on two machines: only leases tell who lives
             ROSTRA_TEST_DISCORD_API=api.base,
@@ -320,3 +326,40 @@ async def test_a_worker_killed_while_the_other_holds_a_stop_for_its_debate(
     assert len(shown) == len(spoken)  # each turn once, in order, as stored
     for text, turn in zip(shown, spoken, strict=True):
         assert turn.text in text and STREAMING not in text
+
+
+def _person(n: int) -> dict[str, Any]:
+    return {
+        "id": str(2000 + n),
+        "username": f"p{n}",
+        "discriminator": "0",
+        "avatar": None,
+        "global_name": None,
+    }
+
+
+async def test_the_workers_share_a_channels_persona_webhooks_through_the_store(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    """Five debates in the threads of one channel, four on one worker, the fifth on the other: the
+    fifth speaks through the channel's second webhook, counted from the store (each worker alone
+    would have put it on the first, with the other four)."""
+    threads = [api.add_channel(parent_id=channel, guild_id=GUILD_ID) for _ in range(SEAT_SHARE + 1)]
+    a, b = await workers(), await workers()
+    for n, thread in enumerate(threads[:SEAT_SHARE]):
+        card = await _start(api, a, thread, _person(n))
+        assert not card.ephemeral, card.content
+    seated = "SELECT COUNT(*) FROM bindings WHERE key = $1"
+    for _ in range(300):  # each debate's seat is stored as its opening is shown
+        if (await _query(storage_url, seated, SEAT_KEY))[0][0] == SEAT_SHARE:
+            break
+        await asyncio.sleep(0.1)
+    card = await _start(api, b, threads[-1], _person(SEAT_SHARE))
+    assert not card.ephemeral, card.content
+
+    def spoke_through(thread: int) -> set[str]:
+        names = {h["id"]: h["name"] for h in api.webhooks.values()}  # persona webhooks, not replies
+        return {names[m["webhook_id"]] for m in api.in_channel(thread) if m.get("webhook_id") in names}
+
+    await api.wait_until(lambda: all(spoke_through(t) for t in threads), within=60)
+    assert [spoke_through(t) for t in threads] == [{"Rostra"}] * SEAT_SHARE + [{"Rostra 2"}]

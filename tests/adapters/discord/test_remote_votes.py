@@ -168,7 +168,11 @@ async def test_when_the_owner_stops_the_gateways_process_takes_the_debate_over(w
     assert taken is not None
     tracked = world.bot.desk.cards.get(ballot.id)  # the card is the bot's own again, bound to the
     assert tracked is not None and tracked.is_open  # debate: reactions on it now count here
-    assert {p: v.choice for p, v in tracked.recorded().items()} == {str(world.alice.id): "replace"}
+
+    async def read_back() -> bool:  # the reactions on the card, read as the takeover binds it
+        return {p: v.choice for p, v in tracked.recorded().items()} == {str(world.alice.id): "replace"}
+
+    await eventually(read_back)
     result = await asyncio.wait_for(taken.wait(), 30)
     events = await world.rt.store.events(handle.debate_id)
     [closed] = [e for e in events if isinstance(e, VotingClosed)]
