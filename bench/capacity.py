@@ -179,6 +179,9 @@ class MemoryStore:
     async def take_votes(self, debate_id: str) -> list[str]:
         return self._votes.pop(debate_id, [])
 
+    async def waiting_votes(self, debate_id: str) -> list[str]:
+        return list(self._votes.get(debate_id, []))
+
     async def wait_for_votes(self) -> None:
         await self._posted.wait()
         self._posted.clear()

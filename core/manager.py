@@ -41,7 +41,7 @@ from core.session import STATUS_OF_REASON, DebateHandle, DebateSession, DebateSt
 from core.settings import CoreSettings
 from core.spec import DebateSpec
 from core.spending import SpendLedger
-from core.stopping import StopAnswer, request_stop
+from core.stopping import StopAnswer, request_stop, stop_left_for
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +200,14 @@ class DebateManager:
         )
         await self.store.set_status(record.id, "running", "resumed after a restart")
         log.info("debate %s resumed from %d stored events", record.id, len(events))
-        return self._run(session)
+        stop = await stop_left_for(self.store, record.id)  # asked while no process ran it
+        if stop is not None:  # before it runs: the turn in progress is closed as cut short, not redone
+            session.request_stop(stop)
+        handle = self._run(session)
+        if stop is not None:
+            with contextlib.suppress(StoreError):
+                await self.store.take_votes(record.id)  # the votes with it no longer count
+        return handle
 
     async def close_stored(
         self, record: DebateRecord, sink: EventSink, *, reason: CompletionReason, message: str
@@ -333,18 +340,16 @@ class DebateManager:
 
     async def take_stop(self, debate_id: str) -> None:
         """A debate just taken over, still catching up with its log: a Stop left for it is applied
-        now. The votes taken with it are put back for when it is live (one cast while it replays is
-        refused), unless it stops: then they no longer count."""
+        now. Only looked at: the votes stay in the store, in the order they were cast, for when it
+        is live (one cast while it replays is refused), unless it stops: then they no longer count
+        and are taken with the Stop."""
         session = self._sessions.get(debate_id)
         if session is None or session.done:
             return
-        left = [(payload, json.loads(payload)) for payload in await self.store.take_votes(debate_id)]
-        stops = [asked for _, asked in left if asked.get("control") == "stop"]
-        if stops:
-            session.request_stop(str(stops[0].get("reason") or "stopped"))
-            return
-        for payload, _ in left:
-            await self.store.post_vote(debate_id, payload)
+        stop = await stop_left_for(self.store, debate_id)
+        if stop is not None:
+            session.request_stop(stop)
+            await self.store.take_votes(debate_id)
 
     async def deliver_votes(self, debate_id: str) -> None:
         """Apply what other processes left in the store for a debate run here: Stops and votes.

@@ -163,6 +163,10 @@ class Store(Protocol):
         """The votes left for a debate this process owns, oldest first, removed as they are taken."""
         ...
 
+    async def waiting_votes(self, debate_id: str) -> list[str]:
+        """The votes and controls left for a debate, oldest first, none removed (any process may look)."""
+        ...
+
     async def wait_for_votes(self) -> None:
         """Return when votes may have been posted (a notification, or after a poll interval)."""
         ...

@@ -49,3 +49,10 @@ async def request_stop(
         if current is None or current.status != "running":
             return "stopped"
     return "requested"
+
+
+async def stop_left_for(store: Store, debate_id: str) -> str | None:
+    """The reason of a Stop another process left in the store for the debate (nothing is taken)."""
+    left = [json.loads(payload) for payload in await store.waiting_votes(debate_id)]
+    stops = [asked for asked in left if asked.get("control") == "stop"]
+    return str(stops[0].get("reason") or "stopped") if stops else None

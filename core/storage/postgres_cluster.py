@@ -63,6 +63,9 @@ class PostgresCluster(ABC):
         result: list[str] = await self._write(op)
         return result
 
+    async def waiting_votes(self, debate_id: str) -> list[str]:
+        return [r["payload"] for r in await self._read(SQL.waiting_votes, debate_id)]
+
     async def wait_for_votes(self) -> None:
         """Until a NOTIFY arrives (or a poll interval passes, should the listener be down)."""
         await self._notices.wait()

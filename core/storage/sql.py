@@ -138,6 +138,7 @@ class Statements:
     insert_call: str
     insert_vote: str
     take_votes: str
+    waiting_votes: str
     events: str
     debate: str
     list_debates: str
@@ -195,6 +196,7 @@ _STATEMENTS = Statements(
     ),
     insert_vote="INSERT INTO votes_inbox (debate_id, payload) VALUES ($1, $2)",
     take_votes="DELETE FROM votes_inbox WHERE debate_id = $1 RETURNING id, payload",
+    waiting_votes="SELECT payload FROM votes_inbox WHERE debate_id = $1 ORDER BY id",
     events="SELECT payload FROM events WHERE debate_id = $1 ORDER BY seq",
     debate="SELECT * FROM debates WHERE id = $1",
     list_debates="SELECT * FROM debates ORDER BY created_at DESC, id LIMIT $1",

@@ -55,6 +55,9 @@ class SQLiteCluster(ABC):
         result: list[str] = await self._write(op)
         return result
 
+    async def waiting_votes(self, debate_id: str) -> list[str]:
+        return [r["payload"] for r in await self._read(SQL.waiting_votes, (debate_id,))]
+
     async def wait_for_votes(self) -> None:
         """SQLite has no notifications: the owner polls (storage.poll_seconds)."""
         await asyncio.sleep(self.settings.poll_seconds)

@@ -9,6 +9,8 @@ its status stays `running` and its lease runs out.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -21,11 +23,14 @@ from bot.config import Config, Secrets
 from bot.runtime import Runtime
 from core import voting
 from core.clock import FakeClock
+from core.errors import StoreError, StoreUnavailable
 from core.events import (
     DebateCompleted,
     Event,
     HumanVoteOpened,
     Notice,
+    TurnCompleted,
+    TurnDelta,
     VoteCast,
     VotingClosed,
     VotingStarted,
@@ -34,6 +39,7 @@ from core.ports import DebateRecord, EventSink
 from core.replay import CARD_NOT_SHOWN_CODE
 from core.session import DebateHandle, DebateResult
 from core.spec import DebateSpec
+from core.storage import open_store
 from tests.helpers import RecordingSink, make_config, write_script
 
 TOPIC = "Should cities ban cars?"
@@ -276,6 +282,63 @@ async def test_a_window_whose_card_cannot_show_after_a_restart_goes_on_without_p
     [closed] = sink.of(VotingClosed)
     assert reopened.seq < notices[0].seq < closed.seq
     assert closed.human_tally == {"keep": 0, "replace": 0}
+
+
+async def test_a_vote_left_for_a_taken_over_debate_survives_a_store_failing_as_it_is_taken_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bo votes through another process while the debate's owner lies dead; the worker taking it
+    over looks for a Stop left for it (`take_stop`, as the failover's look does) while the store
+    refuses writes. The vote stays in the store and counts once the debate is live (it used to be
+    taken out and put back: a failure in between lost it)."""
+    spec = DebateSpec("arena", TOPIC, {**ARENA, "humans": "vote"})
+    config = config_for(tmp_path, arena_script())
+    debate_id = await kill_when(config, spec, "at_once", people_vote())
+    other = await open_store(config.storage.url, config.storage)
+    bo = {"vote_id": "v1", "voter_id": "u2", "choice": "replace", "voter_name": "Bo"}
+    await other.post_vote(debate_id, json.dumps(bo))
+    await other.close()
+    sink = CardSink("never")  # the reopened window waits until this test shows its card
+    async with resumed(config, sink) as (rt, handle):
+
+        async def refused(debate_id: str, payload: str) -> None:
+            raise StoreUnavailable("the database is restarting")
+
+        with monkeypatch.context() as faults:
+            faults.setattr(rt.store, "post_vote", refused)
+            with contextlib.suppress(StoreError):  # as the failover's look: logged, not raised
+                await rt.manager.take_stop(debate_id)
+        for _ in range(200):
+            if sink.of(HumanVoteOpened) and not handle.catching_up:
+                break
+            await asyncio.sleep(0.02)
+        await rt.manager.deliver_votes(debate_id)  # as the vote loop's next wake
+        handle.vote_card_shown("v1")
+        result = await handle.wait()
+        stored = await rt.store.events(debate_id)
+    assert result.reason == "max_rounds", result.detail
+    closed = assert_whole(stored, "v1", ai_voters=4)
+    assert closed.human_tally == {"keep": 0, "replace": 2}  # Ana's, from before the kill, and Bo's
+
+
+async def test_a_stop_left_while_no_process_ran_the_debate_ends_it_as_it_resumes(tmp_path: Path) -> None:
+    """Someone stopped the debate through another worker while its owner lay dead: the worker that
+    resumes it applies the Stop before the debate runs again, so the turn the owner died in is closed
+    as cut short, not spoken again, and no new turn starts."""
+    spec = DebateSpec("arena", TOPIC, {**ARENA, "humans": "off"})
+    config = config_for(tmp_path, arena_script())
+
+    async def mid_turn(event: Event, handle: DebateHandle) -> bool:
+        return isinstance(event, TurnDelta)
+
+    debate_id = await kill_when(config, spec, "at_once", mid_turn)
+    other = await open_store(config.storage.url, config.storage)
+    await other.post_vote(debate_id, json.dumps({"control": "stop", "reason": "stopped by Ana"}))
+    result, _, stored = await resume_with(config)
+    assert (result.reason, result.detail) == ("stopped", "stopped by Ana")
+    assert [t.interrupted for t in stored if isinstance(t, TurnCompleted)] == [True]
+    assert await other.waiting_votes(debate_id) == []  # taken with the Stop
+    await other.close()
 
 
 async def test_a_kill_during_an_arena_tie_window_resumes_into_it(tmp_path: Path) -> None:
