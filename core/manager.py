@@ -41,7 +41,7 @@ from core.session import STATUS_OF_REASON, DebateHandle, DebateSession, DebateSt
 from core.settings import CoreSettings
 from core.spec import DebateSpec
 from core.spending import SpendLedger
-from core.stopping import StopAnswer, request_stop, stop_left_for
+from core.stopping import StopAnswer, request_stop, stop_asked, stop_left_for
 
 log = logging.getLogger(__name__)
 
@@ -360,8 +360,8 @@ class DebateManager:
             return
         for payload in await self.store.take_votes(debate_id):
             vote = json.loads(payload)
-            if vote.get("control") == "stop":  # a Stop asked through another process
-                session.request_stop(str(vote.get("reason") or "stopped"))
+            if (stop := stop_asked(vote)) is not None:  # a Stop asked through another process
+                session.request_stop(stop)
                 continue
             try:
                 await self.cast_vote(

@@ -51,8 +51,12 @@ async def request_stop(
     return "requested"
 
 
+def stop_asked(left: Mapping[str, object]) -> str | None:
+    """The reason, when what another process left for a debate (`request_stop`) is a Stop."""
+    return str(left.get("reason") or "stopped") if left.get("control") == "stop" else None
+
+
 async def stop_left_for(store: Store, debate_id: str) -> str | None:
     """The reason of a Stop another process left in the store for the debate (nothing is taken)."""
-    left = [json.loads(payload) for payload in await store.waiting_votes(debate_id)]
-    stops = [asked for asked in left if asked.get("control") == "stop"]
-    return str(stops[0].get("reason") or "stopped") if stops else None
+    left = [stop_asked(json.loads(payload)) for payload in await store.waiting_votes(debate_id)]
+    return next((reason for reason in left if reason is not None), None)

@@ -127,7 +127,7 @@ class Arena:
         sink = DiscordSink(
             thread=thread,
             webhooks=self.webhooks,
-            taken=await seats_taken(self.rt.store, thread.parent_id or 0),
+            taken=await seats_taken(self.rt.store, thread),
             owner_id=self.lb.owner_id,
             settings=self.rt.config.discord,
             store=self.rt.store,

@@ -230,7 +230,7 @@ class Launcher:
         sink = DiscordSink(
             thread=thread,
             webhooks=self.webhooks,
-            taken=await seats_taken(self.rt.store, thread.parent_id or 0),  # other workers' debates too
+            taken=await seats_taken(self.rt.store, thread),  # other workers' debates too
             owner_id=me.id,
             settings=self.settings,
             store=self.rt.store,

@@ -69,9 +69,10 @@ HOST_KEY = "discord.webhook_channel"
 """Binding: the channel whose persona webhooks a debate speaks through (its thread's parent)."""
 
 
-async def seats_taken(store: Store, channel_id: int) -> Mapping[str, int]:
-    """How many running debates speak through each of the channel's webhooks, on every worker (an
-    empty count when the store cannot say: the seat is then chosen from this worker's alone)."""
+async def seats_taken(store: Store, thread: discord.Thread) -> Mapping[str, int]:
+    """How many running debates speak through each webhook of the thread's channel, on every worker
+    (an empty count when the store cannot say: the seat is then chosen from this worker's alone)."""
+    channel_id = thread.parent_id or 0
     try:
         return await store.running_values(SEAT_KEY, (HOST_KEY, str(channel_id)))
     except StoreError as exc:

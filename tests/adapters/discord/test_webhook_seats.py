@@ -97,12 +97,12 @@ async def test_a_second_worker_puts_its_debate_on_the_webhook_the_first_workers_
     async with arena(tmp_path) as first, Runtime(first.rt.config, clock=RealClock()) as other_rt:
         second = Arena(first.lb, other_rt, PersonaWebhooks("Rostra"))
         runs = [await first.start(f"Should city {i} ban cars?") for i in range(SEAT_SHARE)]
-        parent = runs[0].thread.parent_id or 0
+        thread = runs[0].thread  # the channel's webhooks, counted from the store
         for _ in range(200):  # each debate's seat is stored as its opening is delivered
-            if sum((await seats_taken(other_rt.store, parent)).values()) == SEAT_SHARE:
+            if sum((await seats_taken(other_rt.store, thread)).values()) == SEAT_SHARE:
                 break
             await asyncio.sleep(0.02)
-        assert await seats_taken(other_rt.store, parent) == {"0": SEAT_SHARE}
+        assert await seats_taken(other_rt.store, thread) == {"0": SEAT_SHARE}
         late = await second.start("Should towns ban cars?")
         for run in [*runs, late]:
             await run.handle.wait()
@@ -113,4 +113,4 @@ async def test_a_second_worker_puts_its_debate_on_the_webhook_the_first_workers_
         spoke = {m["webhook_id"] for m in api.in_channel(late.thread.id) if m.get("webhook_id")}
         assert spoke == {by_name["Rostra 2"]}
         assert (await other_rt.store.binding_values(late.handle.debate_id))[SEAT_KEY] == "1"
-        assert await seats_taken(other_rt.store, parent) == {}  # all ended: no seat taken
+        assert await seats_taken(other_rt.store, thread) == {}  # all ended: no seat taken
