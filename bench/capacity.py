@@ -172,6 +172,9 @@ class MemoryStore:
     async def release(self, debate_id: str) -> None:
         self._leases.discard(debate_id)
 
+    async def still_held(self, debate_id: str) -> bool:
+        return True  # one process: nobody else takes a debate
+
     async def post_vote(self, debate_id: str, payload: str) -> None:
         self._votes.setdefault(debate_id, []).append(payload)
         self._posted.set()

@@ -154,6 +154,12 @@ class Store(Protocol):
         """Give the lease up (the debate ended or this process stops)."""
         ...
 
+    async def still_held(self, debate_id: str) -> bool:
+        """Whether this process may still show the debate on a platform (writes are fenced by the
+        store; what a platform shows is not): False once another process has taken it. After a
+        pause longer than the lease it asks the store before answering."""
+        ...
+
     async def post_vote(self, debate_id: str, payload: str) -> None:
         """Leave a human vote or a control (a stop) for the debate's owner (any process may; it is not
         fenced); stored before it returns, so the owner takes it even if its notification is lost."""

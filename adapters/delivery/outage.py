@@ -8,6 +8,9 @@ back and the owed items follow in order, their interim states (streamed edits, c
 dropped until the backlog is shown. Past the limit the debate is told to stop
 (`platform_lost`: `interrupted`, resumable); after that every operation is tried once.
 
+A process paused past its lease (its debate taken over by another, which shows it now) finds out
+before each retry (`fenced_by`) and stops trying (`ShownElsewhere`).
+
 Debates that share a route (a Discord channel's one persona webhook) share its outages
 (`SharedRoute`): when one finds it down the others pause at once, instead of each finding out only
 after its own request has waited behind the others' retries; when one gets through, all go on.
@@ -40,6 +43,10 @@ class OutageLimits:
 
 
 DEFAULT_LIMITS = OutageLimits()
+
+
+class ShownElsewhere(Exception):
+    """Another process has taken the debate over and shows it: this one shows nothing more."""
 
 
 class SharedRoute:
@@ -97,6 +104,11 @@ class PlatformOutage:
         self.outages = 0
         self._down_since = 0.0
         self.probes = 0
+        self._fence: Callable[[], Awaitable[bool]] | None = None
+
+    def fenced_by(self, fence: Callable[[], Awaitable[bool]]) -> None:
+        """Ask `fence()` before each retry whether this process still shows the debate."""
+        self._fence = fence
 
     def attach(self, handle: DebateHandle) -> None:
         self._handle = handle
@@ -149,6 +161,8 @@ class PlatformOutage:
                     raise
                 self.probes += 1
                 await self._sleep(min(delay, self._limits.limit - waited))
+                if self._fence is not None and not await self._fence():
+                    raise ShownElsewhere from exc
                 delay = min(delay * 2, self._limits.longest_probe)
                 continue
             if self.down:

@@ -8,6 +8,10 @@ logged and the next item goes on; the worker's own failure is logged once, when 
 
 Each platform supplies only `deliver(item)`, `send(held)` and its pacing (`Pacing`).
 
+Before each item or held edit the queue asks `fence()` whether this process still shows the debate:
+a process paused past its lease, whose debate another process took over and shows, finds out there
+and drops what it still had queued instead of showing it a second time.
+
 An urgent item (a vote window's opening, whose clock waits for people to see it; `event_of` reads
 an item's event, None for items that are none) goes ahead of the items queued before it that may
 wait (`yields`: AI-vote card edits, clock ticks), and of held interim edits, so it does not wait
@@ -76,6 +80,7 @@ class DeliveryQueue(Generic[Item, Held]):
         on_stopped: Callable[[], None] | None = None,
         event_of: Callable[[Item], Event | None] = lambda item: None,
         yields: Callable[[Item], bool] = lambda item: False,
+        fence: Callable[[], Awaitable[bool]] | None = None,
     ) -> None:
         self._deliver = deliver
         self._send = send
@@ -87,6 +92,7 @@ class DeliveryQueue(Generic[Item, Held]):
         self._on_stopped = on_stopped
         self._event_of = event_of
         self._yields = yields
+        self._fence = fence
         self._items: deque[Item | _End] = deque()
         self._wake = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
@@ -175,8 +181,18 @@ class DeliveryQueue(Generic[Item, Held]):
         del self._items[index]
         return item
 
+    async def _shows_it(self) -> bool:
+        """Whether this process still shows the debate; if not, what it holds is dropped."""
+        if self._fence is None or await self._fence():
+            return True
+        dropped = len(self._items) + len(self._pacing.take_all())
+        self._items.clear()
+        if dropped:
+            log.warning("%s: another process shows this debate now; %d items dropped", self._name(), dropped)
+        return False
+
     async def _run(self) -> None:
-        while True:
+        while await self._shows_it():
             if self._urgent_index() is None:
                 for held in self._pacing.take_due():
                     await self._send(held)
@@ -194,8 +210,11 @@ class DeliveryQueue(Generic[Item, Held]):
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait)
-        for held in self._pacing.take_all():
-            await self._send(held)
+        else:
+            return  # another process shows the debate: nothing more from here
+        if await self._shows_it():
+            for held in self._pacing.take_all():
+                await self._send(held)
 
     async def _guarded(self, item: Item) -> None:
         try:

@@ -1,7 +1,8 @@
 """What every chat front end's sink keeps the same way: the debate it shows (its handle once it
 runs), its platform's outages, the vote cards it has reported shown, and the delivery details it
 keeps with the debate (binding values: where each message is, what was delivered) so that a
-restart finds them."""
+restart finds them; and whether this process still shows the debate at all (`_still_ours`: not
+once another process has taken it over)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ class ThreadSink:
         self._handle: DebateHandle | None = None
         self._card_reports = CardReports()  # vote cards shown, told to the debate
         self._delivered = 0  # the highest event seq shown (a window opening may overtake others)
+        self._shown_elsewhere = False  # taken over by another process, which shows it now (said once)
+        outage.fenced_by(self._still_ours)
 
     @property
     def debate_id(self) -> str | None:
@@ -47,6 +50,20 @@ class ThreadSink:
         stored = values.get(key, "").strip()
         self._delivered = int(stored) if stored.isdigit() else 0
         return self._delivered
+
+    async def _still_ours(self) -> bool:
+        """Whether this process still shows the debate: asked before each thing it shows, so that a
+        process paused past its lease, woken after another took the debate over and showed it, does
+        not show a second time what it still had in hand."""
+        if self._debate_id is None or await self._store.still_held(self._debate_id):
+            self._shown_elsewhere = False  # (again: this process took it back)
+            return True
+        if not self._shown_elsewhere:
+            log.warning(
+                "debate %s: another process took it over; nothing more is shown from here", self._debate_id
+            )
+        self._shown_elsewhere = True
+        return False
 
     async def stop(self, reason: str) -> None:
         """Ask the debate to end; it closes with its closing card."""

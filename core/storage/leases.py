@@ -7,16 +7,23 @@ that one, and the row is the store's own or was given up by the store itself (an
 an empty owner is no wildcard, since anyone who took the debate since has raised the token. So a
 process paused past its lease writes nothing once another took the debate, even if that one has
 let it go again; the refused write raises LeaseLost and the debate stops there as taken over.
+
+What a process shows on a platform cannot be fenced by the store, so a process asks first
+(`still_held`): its lease counts as good for a heartbeat less than the lease after its last renewal,
+by its own clock; past that (the process was paused, or could not reach the store), it renews before
+it answers, and a debate taken meanwhile answers no.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Collection, Mapping
 
 from core.errors import LeaseLost, StoreError
 from core.ports import owner_alive
+from core.settings import StorageSettings
 
 log = logging.getLogger(__name__)
 
@@ -26,10 +33,20 @@ NO_TOKEN = -1  # what a store that never held a debate passes to the fence: matc
 class Leases:
     """The debates one store owns (renewed by its heartbeat) and the token it holds for each."""
 
-    def __init__(self, owner: str) -> None:
+    def __init__(
+        self, owner: str, settings: StorageSettings, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.owner = owner
         self.held: set[str] = set()
         self._tokens: dict[str, int] = {}
+        # a heartbeat short of the lease: room for the clocks of two machines to differ
+        self._good_for = settings.lease_seconds - settings.heartbeat_seconds
+        self._retry = settings.heartbeat_seconds
+        self._clock = clock
+        self._good_until: dict[str, float] = {}  # by this process's clock
+        self._held_once: set[str] = set()  # taken by this store at some time (lost: a former holder)
+        self._renew: Callable[[], Awaitable[None]] | None = None
+        self._renewing = asyncio.Lock()
 
     def token(self, debate_id: str) -> int:
         return self._tokens.get(debate_id, NO_TOKEN)
@@ -37,14 +54,28 @@ class Leases:
     def took(self, debate_id: str, token: int) -> None:
         self.held.add(debate_id)
         self._tokens[debate_id] = token
+        self._held_once.add(debate_id)
+        self._good_until[debate_id] = self._clock() + self._good_for
+
+    def renewed(self, held: list[str], renewed: Collection[str], since: float) -> list[str]:
+        """A renewal of the `held` leases asked for at `since` (this process's clock) renewed the
+        `renewed` ones; the others (returned) are to be looked at (`not_renewed`)."""
+        for debate_id in renewed:
+            self._good_until[debate_id] = since + self._good_for
+        return [debate_id for debate_id in held if debate_id not in renewed]
+
+    def now(self) -> float:
+        return self._clock()
 
     def gave_up(self, debate_id: str) -> None:
         """Given up by this store's own write: no longer renewed, still writable until someone takes it."""
         self.held.discard(debate_id)
+        self._good_until.pop(debate_id, None)
 
     def lost(self, debate_id: str) -> None:
         """Taken by another: no write of this store passes the fence for it again (until it takes it)."""
         self.held.discard(debate_id)
+        self._good_until.pop(debate_id, None)
         self._tokens[debate_id] = NO_TOKEN  # kept: a former holder is never a stranger to it
 
     def takeable(self, owner: str, lease_until: float, now: float) -> bool:
@@ -91,6 +122,7 @@ class Leases:
     ) -> None:
         """Renew the held leases every `every` seconds, for good (and whatever else the store keeps
         alive on the same beat while `tending()` says there is some: its claims, its worker row)."""
+        self._renew = renew
         while True:
             await asyncio.sleep(every)
             if not self.held and not tending():
@@ -99,3 +131,30 @@ class Leases:
                 await renew()
             except StoreError as exc:
                 log.warning("could not renew debate leases: %s", exc)
+
+    async def still_held(self, debate_id: str) -> bool:
+        """Whether this process may still act for the debate on a platform: not once another has
+        taken it. A debate this store never held, or gave up itself (its end), answers yes. A lease
+        not renewed within its time (a pause, the store unreachable) is renewed first; while the store
+        cannot say, this waits (another process may hold it)."""
+        while debate_id in self.held and self._clock() >= self._good_until.get(debate_id, 0.0):
+            async with self._renewing:  # one renewal for everyone asking at once
+                if debate_id not in self.held or self._clock() < self._good_until.get(debate_id, 0.0):
+                    continue
+                try:
+                    if self._renew is None:
+                        raise StoreError("the store renews no leases yet")
+                    await self._renew()
+                except StoreError as exc:
+                    log.warning("debate %s: could not confirm its lease, asking again: %s", debate_id, exc)
+                    await asyncio.sleep(self._retry)
+        return self.token(debate_id) != NO_TOKEN or debate_id not in self._held_once
+
+
+class HoldsLeases:
+    """What a store answers from its leases alone (both stores)."""
+
+    _leases: Leases
+
+    async def still_held(self, debate_id: str) -> bool:
+        return await self._leases.still_held(debate_id)

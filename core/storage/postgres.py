@@ -33,7 +33,7 @@ from core.ports import (
 from core.settings import StorageSettings
 from core.storage import cluster, sql
 from core.storage.batching import GroupCommit, Outcome
-from core.storage.leases import Leases
+from core.storage.leases import HoldsLeases, Leases
 from core.storage.postgres_cluster import PostgresCluster
 from core.storage.postgres_db import (
     ASYNCPG_ERRORS,
@@ -66,7 +66,7 @@ SQL = sql.POSTGRES
 CLUSTER = cluster.POSTGRES
 
 
-class PostgresStore(PostgresCluster):
+class PostgresStore(PostgresCluster, HoldsLeases):
     """A Postgres database shared by any number of Rostra processes."""
 
     def __init__(self, pool: asyncpg.Pool, url: str, settings: StorageSettings) -> None:
@@ -74,7 +74,7 @@ class PostgresStore(PostgresCluster):
         self._url = url
         self.settings = settings
         self._owner = new_owner_id()
-        self._leases = Leases(self._owner)
+        self._leases = Leases(self._owner, settings)
         self._fenced: set[str] = set()  # debates whose row the open transaction holds, checked
         self._conn: asyncpg.Connection | None = None  # the writer's, kept between batches
         self._closed = False
@@ -303,10 +303,9 @@ class PostgresStore(PostgresCluster):
         held = sorted(self._leases.held)
         if not held:
             return
-        until = time.time() + self.settings.lease_seconds
+        since, until = self._leases.now(), time.time() + self.settings.lease_seconds
         renewed = {r["id"] for r in await conn.fetch(SQL.renew, until, self._owner, held)}
-        rest = [d for d in held if d not in renewed]
-        if rest:
+        if rest := self._leases.renewed(held, renewed, since):
             rows = await conn.fetch(SQL.owners_of, rest)
             self._leases.not_renewed(rest, {r["id"]: (r["owner"], r["lease_token"]) for r in rows})
 

@@ -34,7 +34,7 @@ from core.private_files import private_folder, touch_private
 from core.settings import StorageSettings
 from core.storage import cluster, sql
 from core.storage.batching import GroupCommit, Outcome
-from core.storage.leases import Leases
+from core.storage.leases import HoldsLeases, Leases
 from core.storage.sqlite_cluster import SQLiteCluster
 from core.storage.sqlite_file import connect_writer, sqlite_path
 
@@ -70,7 +70,7 @@ def store_fault(exc: BaseException) -> StoreError:
     return sql.fault(exc, transient=transient)
 
 
-class SQLiteStore(SQLiteCluster):
+class SQLiteStore(SQLiteCluster, HoldsLeases):
     """One SQLite file; every write committed before it returns, fenced by the debate's lease."""
 
     def __init__(
@@ -87,7 +87,7 @@ class SQLiteStore(SQLiteCluster):
         self.path = path
         self.settings = settings
         self._owner = new_owner_id()
-        self._leases = Leases(self._owner)
+        self._leases = Leases(self._owner, settings)
         # what the open transaction already checked, per debate (writer thread only; see _run_on_thread)
         self._fenced: set[str] = set()
         self._last_seq: dict[str, int] = {}
@@ -272,10 +272,10 @@ class SQLiteStore(SQLiteCluster):
         if not held:
             return
         ids = sql.sqlite_ids(held)
+        since = self._leases.now()
         params = (time.time() + self.settings.lease_seconds, self._owner, ids)
         renewed = {r["id"] for r in conn.execute(SQL.renew, params).fetchall()}
-        rest = [d for d in held if d not in renewed]
-        if rest:
+        if rest := self._leases.renewed(held, renewed, since):
             rows = conn.execute(SQL.owners_of, (sql.sqlite_ids(rest),)).fetchall()
             self._leases.not_renewed(rest, {r["id"]: (r["owner"], int(r["lease_token"])) for r in rows})
 

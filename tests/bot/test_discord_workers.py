@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -363,3 +364,69 @@ async def test_the_workers_share_a_channels_persona_webhooks_through_the_store(
 
     await api.wait_until(lambda: all(spoke_through(t) for t in threads), within=60)
     assert [spoke_through(t) for t in threads] == [{"Rostra"}] * SEAT_SHARE + [{"Rostra 2"}]
+
+
+@pytest.mark.parametrize("moment", ["between turns", "while a turn is posted", "owing Discord a turn"])
+async def test_a_worker_paused_while_the_other_stops_its_debate_shows_nothing_when_it_wakes(
+    api: FakeDiscordREST,
+    workers: Callable[[], Awaitable[Worker]],
+    channel: int,
+    storage_url: str,
+    moment: str,
+) -> None:
+    """The owner frozen (SIGSTOP) past its lease, its debate taken over and stopped through the other
+    worker, then woken (SIGCONT) with its deliveries still queued: the thread shows each stored turn
+    once and the debate's end once, and nothing the woken worker had in hand."""
+    a, b = await workers(), await workers()
+    await _start(api, a, channel, ALICE)
+    owner, other = await _owner(storage_url, [a, b])
+    (thread,) = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
+
+    def turns_shown() -> list[str]:
+        return [
+            m["content"] for m in api.in_channel(thread) if "turn " in m["content"] or "…" in m["content"]
+        ]
+
+    if moment == "between turns":
+        await api.wait_until(lambda: len([t for t in turns_shown() if STREAMING not in t]) >= 2, within=60)
+    else:
+        await api.wait_until(lambda: len(turns_shown()) >= 2, within=60)
+    if moment == "owing Discord a turn":  # its webhook fails a while: the owner holds turns unshown
+        for method in ("POST", "PATCH"):
+            api.fail(method, r"/webhooks/.*", for_seconds=4.0)
+        await asyncio.sleep(2.5)
+    owner.process.send_signal(signal.SIGSTOP)
+    try:
+        stopped = await _ask(api, other, channel, ALICE, "stop")
+        assert stopped.content.startswith(("Stopping the debate", "Asked the debate to stop")), (
+            stopped.content
+        )
+        deadline = time.monotonic() + 90
+        while await _status_of(storage_url) != "stopped":
+            assert time.monotonic() < deadline, "the debate was never taken over and stopped"
+            await asyncio.sleep(0.2)
+    finally:
+        owner.process.send_signal(signal.SIGCONT)
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        spoken = [e for e in await store.events(record.id) if isinstance(e, TurnCompleted)]
+    finally:
+        await store.close()
+    await api.wait_until(lambda: len(turns_shown()) >= len(spoken), within=30)
+    await asyncio.sleep(LEASE)  # the woken worker's time to find its lease gone, and to post if it would
+    shown = turns_shown()
+    import pprint
+
+    pprint.pprint(
+        [(m.get("webhook_id"), m["content"][:80], m.get("edited_timestamp")) for m in api.in_channel(thread)]
+    )
+    pprint.pprint([(e.seq, e.text[:50]) for e in spoken])
+    assert len(shown) == len(spoken)  # each turn once, in order, as stored
+    for text, turn in zip(shown, spoken, strict=True):
+        assert turn.text in text and STREAMING not in text
+    ends = [m for m in api.in_channel(thread) if "stopped" in m["content"].lower()]
+    assert len(ends) == 1, [m["content"] for m in ends]
+    assert owner.process.poll() is None  # awake, not crashed
+    status = await _ask(api, owner, channel, BOB, "status")
+    assert status.content.startswith("No debate is running here"), status.content

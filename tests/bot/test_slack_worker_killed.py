@@ -2,12 +2,14 @@
 real `rostra slack --http` workers on one database (SQLite and Postgres), as on two machines (only
 the leases tell who lives). The worker that did not run the debate answers Status from the store,
 records the starter's Stop, takes the debate over once the dead worker's lease runs out, and applies
-the Stop; the thread shows every turn once, none lost and none doubled."""
+the Stop; the thread shows every turn once, none lost and none doubled. A worker paused (SIGSTOP)
+instead, with turns it still owed Slack, shows none of them when it wakes after the takeover."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,3 +125,44 @@ async def test_a_stop_received_while_the_owner_lies_dead_is_applied_by_the_worke
     assert [turn for turn, _ in shown] == [e.turn_id for e in stored]  # each once, in order
     for (_, text), turn in zip(shown, stored, strict=True):
         assert turn.text in text
+
+
+async def test_a_worker_paused_owing_slack_turns_shows_none_of_them_when_it_wakes_after_a_takeover(
+    api: FakeSlack, workers: list[Worker], storage_url: str
+) -> None:
+    """Slack fails the owner's posts and edits for a while, so it holds turns it has not shown; it is
+    frozen (SIGSTOP) and the starter stops the debate through the other worker, which takes it over
+    and shows what is stored. Woken (SIGCONT), the old owner shows nothing of what it held."""
+    await workers[0].event(json.dumps(envelope(mention_event(f"debate {TOPIC}"))))
+    card = await running_card(api, CHANNEL)
+    owner, other = await owner_and_other(workers, storage_url, TOPIC)
+    await api.wait_until(lambda: len(_turns_shown(api, card)) >= 2, within=60)
+    for method in ("chat.postMessage", "chat.update"):
+        api.fail_next(method, status=503, error="service_unavailable", for_seconds=4.0)
+    await asyncio.sleep(2.5)  # a turn ends meanwhile: the owner owes it
+    owner.process.send_signal(signal.SIGSTOP)
+    try:
+        await other.event(json.dumps(envelope(mention_event("stop"))))
+        said = await told(api, ALICE, 1, within=60)
+        assert said.startswith(
+            (f"Stopping the debate on *{TOPIC}*", f"Asked the debate on *{TOPIC}* to stop")
+        )
+        await api.wait_until(
+            lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=90
+        )
+    finally:
+        owner.process.send_signal(signal.SIGCONT)
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        stored = [e for e in await store.events(record.id) if isinstance(e, TurnCompleted)]
+    finally:
+        await store.close()
+    assert record.status == "stopped"
+    await api.wait_until(lambda: len(_turns_shown(api, card)) >= len(stored), within=30)
+    await asyncio.sleep(LEASE)  # the woken worker's time to find its lease gone, and to post if it would
+    shown = _turns_shown(api, card)
+    assert [turn for turn, _ in shown] == [e.turn_id for e in stored]  # each once, in order
+    for (_, text), turn in zip(shown, stored, strict=True):
+        assert turn.text in text
+    assert owner.process.poll() is None  # awake, not crashed

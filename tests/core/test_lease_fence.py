@@ -229,6 +229,35 @@ async def test_a_debate_a_store_ended_itself_stays_writable_by_it_until_another_
     assert await second.binding_values("d") == {"result_message": "42", "thread": "7"}
 
 
+async def test_a_store_whose_lease_went_stale_asks_before_anything_more_is_shown(url: str) -> None:
+    """What a platform shows is not fenced by the store, so a front end asks `still_held` first. A
+    store whose heartbeat stopped past its lease (as a paused process's does) renews before it
+    answers: no once another store took the debate, yes when nobody did (and the lease is its own
+    again). A store that never held a debate answers yes; one that ended it itself, too."""
+    settings = StorageSettings(url=url, lease_seconds=LEASE, heartbeat_seconds=HEARTBEAT, busy_timeout=1.0)
+    paused, other, stranger = [await open_store(url, settings) for _ in range(3)]
+    try:
+        await paused.create_debate(record("taken"))
+        await paused.create_debate(record("left"))
+        assert await paused.still_held("taken")
+        frozen: Any = paused
+        frozen._heartbeat_task.cancel()  # its leases are renewed no more, as in a paused process
+        await asyncio.sleep(LEASE + HEARTBEAT)
+        assert await other.acquire("taken")
+        assert not await paused.still_held("taken")  # taken meanwhile: nothing more from here
+        assert await other.still_held("taken")
+        assert await stranger.still_held("taken")  # never held it: not for the lease to say
+        assert await paused.still_held("left")  # nobody took it: renewed, and its own again
+        left = await other.get_debate("left")
+        assert left is not None and left.owner == paused.owner and left.lease_until > time.time()
+        assert not await other.acquire("left")
+        await other.set_status("taken", "completed", "time ran out")  # ended by its holder
+        assert await other.still_held("taken")  # its closing card is still its to show
+    finally:
+        for store in (paused, other, stranger):
+            await store.close()
+
+
 async def test_a_write_refused_undoes_no_other_write_of_its_batch(
     opener: Callable[[], Awaitable[Store]],
 ) -> None:

@@ -21,7 +21,7 @@ import discord
 
 from adapters.delivery.closing_picture import closing_picture
 from adapters.delivery.openings import shown_together
-from adapters.delivery.outage import OutageLimits, PlatformOutage
+from adapters.delivery.outage import OutageLimits, PlatformOutage, ShownElsewhere
 from adapters.delivery.queue import DeliveryQueue
 from adapters.delivery.thread_sink import ThreadSink, cancelling
 from adapters.discord.ballots.reactions import CardBallot, CardRegistry
@@ -106,6 +106,7 @@ class DiscordSink(ThreadSink):
             describe=lambda event: f"{event.kind} #{event.seq}",
             event_of=lambda event: event,  # a window's opening is urgent: its clock waits for its card
             yields=lambda event: isinstance(event, VoteCast | VoteWithdrawn | ClockTick | PhaseChanged),
+            fence=self._still_ours,  # taken over by another process: nothing more from here
         )
         self._slots: dict[str, Slot] = {}
         self._closed = False
@@ -258,7 +259,7 @@ class DiscordSink(ThreadSink):
         an interim state that fails is superseded by the next one; a final state that fails is
         reported in the thread, one notice per kind of failure, edited in place as more follow.
         A thread that is gone or forbidden stops the debate."""
-        if self._closed:
+        if self._closed or not await self._still_ours():
             return
         route = route_of(op)
         interim = isinstance(op, Show) and op.live
@@ -269,6 +270,8 @@ class DiscordSink(ThreadSink):
                 await self._apply(op)
             else:  # a final state: while Discord is down the debate pauses and this one is tried again
                 await self._outage.carry(lambda: self._apply(op), discord_down)
+        except ShownElsewhere:
+            return
         except CONNECTION_ERRORS as exc:
             log.warning("debate %s: could not reach Discord for %s: %r", self._debate_id, op.slot, exc)
             return

@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.delivery.closing_picture import drawn_while
 from adapters.delivery.openings import shown_together
-from adapters.delivery.outage import OutageLimits, PlatformOutage
+from adapters.delivery.outage import OutageLimits, PlatformOutage, ShownElsewhere
 from adapters.delivery.queue import DeliveryQueue
 from adapters.delivery.thread_sink import ThreadSink, cancelling
 from adapters.metering import record_delivery
@@ -109,6 +109,7 @@ class SlackSink(ThreadSink):
             on_stopped=self._finished,
             event_of=lambda item: item.event if isinstance(item, Queued) else None,  # openings are urgent
             yields=yields_to_opening,  # a window opening goes ahead of AI-vote card edits: its clock waits
+            fence=self._still_ours,  # taken over by another process: nothing more from here
         )
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
@@ -315,7 +316,7 @@ class SlackSink(ThreadSink):
         update that fails is superseded by the next one; a final one waits out an outage of Slack
         (`PlatformOutage`); anything else refused is reported in the thread (one notice per kind of
         failure, edited in place)."""
-        if self._gave_up:
+        if self._gave_up or not await self._still_ours():
             return
         interim = isinstance(op, Update) and op.interim
         if interim and (self._outage.down or self._outage.catching_up):
@@ -329,6 +330,8 @@ class SlackSink(ThreadSink):
                 await self._sender.apply(op)
             else:  # a final state: while Slack is down the debate pauses and this one is tried again
                 await self._outage.carry(lambda: self._sender.apply(op), slack_down)
+        except ShownElsewhere:
+            return
         except SlackApiError as exc:
             error = api_error(exc)
             log.warning("debate %s: Slack refused %s (%s)", self.debate_id, type(op).__name__, error)
