@@ -132,21 +132,26 @@ class Leases:
             except StoreError as exc:
                 log.warning("could not renew debate leases: %s", exc)
 
+    def _stale(self, debate_id: str) -> bool:
+        """Held, but not renewed within its time by this process's clock."""
+        return debate_id in self.held and self._clock() >= self._good_until.get(debate_id, 0.0)
+
     async def still_held(self, debate_id: str) -> bool:
         """Whether this process may still act for the debate on a platform: not once another has
         taken it. A debate this store never held, or gave up itself (its end), answers yes. A lease
         not renewed within its time (a pause, the store unreachable) is renewed first; while the store
         cannot say, this waits (another process may hold it)."""
-        while debate_id in self.held and self._clock() >= self._good_until.get(debate_id, 0.0):
+        while self._stale(debate_id):
             async with self._renewing:  # one renewal for everyone asking at once
-                if debate_id not in self.held or self._clock() < self._good_until.get(debate_id, 0.0):
-                    continue
+                if not self._stale(debate_id):
+                    break
                 try:
                     if self._renew is None:
                         raise StoreError("the store renews no leases yet")
                     await self._renew()
                 except StoreError as exc:
                     log.warning("debate %s: could not confirm its lease, asking again: %s", debate_id, exc)
+                if self._stale(debate_id):
                     await asyncio.sleep(self._retry)
         return self.token(debate_id) != NO_TOKEN or debate_id not in self._held_once
 

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -23,6 +24,7 @@ from core.ports import Store
 from core.settings import StorageSettings
 from core.storage import open_store
 from tests.core.test_store import record
+from tests.core.test_store_faults import hold_lock
 from tests.helpers import CONFIG_PATH, REPO
 
 LEASE = 2.0
@@ -256,6 +258,31 @@ async def test_a_store_whose_lease_went_stale_asks_before_anything_more_is_shown
     finally:
         for store in (paused, other, stranger):
             await store.close()
+
+
+async def test_a_stale_lease_the_store_cannot_confirm_is_waited_for_not_given_up(tmp_path: Path) -> None:
+    """The database away (another process holds SQLite's lock) while a lease goes stale: `still_held`
+    cannot say who holds the debate, so it waits; once the database answers it renews, and says yes."""
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    settings = StorageSettings(url=url, lease_seconds=LEASE, heartbeat_seconds=HEARTBEAT, busy_timeout=0.1)
+    store = await open_store(url, settings)
+    try:
+        await store.create_debate(record("d"))
+        frozen: Any = store
+        frozen._heartbeat_task.cancel()
+        held = threading.Event()
+        outage = asyncio.ensure_future(asyncio.to_thread(hold_lock, tmp_path / "r.db", 2 * LEASE, held))
+        await asyncio.to_thread(held.wait, 10)
+        await asyncio.sleep(LEASE)  # stale now, by the store's own clock
+        asked = asyncio.ensure_future(store.still_held("d"))
+        await asyncio.sleep(LEASE / 2)
+        assert not asked.done()  # neither yes nor no while the database cannot say
+        await outage
+        assert await asyncio.wait_for(asked, 10 * HEARTBEAT)
+        after = await store.get_debate("d")
+        assert after is not None and after.owner == store.owner and after.lease_until > time.time()
+    finally:
+        await store.close()
 
 
 async def test_a_write_refused_undoes_no_other_write_of_its_batch(
