@@ -56,8 +56,20 @@ def from_outside(event: Event) -> bool:
     return (isinstance(event, VoteCast) and event.voter.human) or isinstance(event, VoteWithdrawn)
 
 
-SESSION_NOTICES = frozenset({"store_paused", "store_unavailable", "store_resumed", "taken_over"})
-"""Notices the session adds on its own (a store outage, a takeover): no format emits them again."""
+SESSION_NOTICES = frozenset(
+    {
+        "store_paused",
+        "store_unavailable",
+        "store_resumed",
+        "taken_over",
+        "model_paused",
+        "model_back",
+        "model_unavailable",
+        "platform_unavailable",
+    }
+)
+"""Notices the session adds on its own (a store, model or platform outage, a takeover): no format
+emits them again, so a debate one of them stopped resumes past it."""
 
 
 def from_session(event: Event) -> bool:

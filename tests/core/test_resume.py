@@ -26,6 +26,7 @@ from core.events import (
 from core.ports import DebateRecord, EventSink
 from core.session import DebateHandle, DebateResult
 from core.spec import DebateSpec
+from tests.core.runs import run_debate
 from tests.helpers import RecordingSink, make_config, write_script
 
 TOPIC = "Should cities ban cars?"
@@ -321,3 +322,25 @@ async def test_a_vote_that_now_goes_another_way_names_the_event_not_a_task_group
     assert "TaskGroup" not in result.detail
     [notice] = [e for e in sink.events if isinstance(e, Notice)]
     assert notice.message.startswith("This debate could not be resumed after a restart: event #")
+
+
+async def test_a_debate_its_platform_outage_stopped_resumes_past_the_notice(tmp_path: Path) -> None:
+    """The platform stayed down past the front end's limit: the debate stopped, resumable, saying so.
+    Resumed, it goes on from there (before, the replay took that notice for the format's and refused:
+    the debate ended failed, "could not be resumed")."""
+
+    def down_for_good(rt: Runtime, handle: DebateHandle, event: Event) -> None:
+        if isinstance(event, TurnCompleted) and event.turn_id == "t2":
+            handle.platform_down("Discord is not answering")
+            handle.platform_lost("Discord was unavailable for 600 s")
+
+    first = await run_debate(tmp_path, options={"rounds": 2, "exchanges_per_round": 1}, hook=down_for_good)
+    assert first.result.reason == "interrupted"
+    sink = RecordingSink()
+    [handle], [result] = await resume(make_config(tmp_path), sink)
+    assert handle.debate_id == first.debate_id and result.reason == "max_rounds", result.detail
+    events, record = await events_of(make_config(tmp_path), first.debate_id)
+    assert record is not None and record.status == "completed"
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    codes = [e.code for e in events if isinstance(e, Notice)]
+    assert codes.count("platform_unavailable") == 1 and "debate_failed" not in codes
