@@ -39,11 +39,13 @@ class ModelCallError(DebateError):
 
 class ModelOutage(DebateError):
     """The model provider is down for this debate (a refused key, or failure after failure): the
-    debate ends `failed` with `reason` instead of going on with fallbacks."""
+    debate ends `failed` with `reason` instead of going on with fallbacks; or, `resumable`, it was
+    unavailable past the outage limit: the debate stops `interrupted`, to go on later."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, resumable: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.resumable = resumable
 
 
 class StoreError(DebateError):

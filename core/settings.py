@@ -53,7 +53,16 @@ class ModelSettings(_Section):
     anthropic_base_url: str | None = None
     call_timeout: float = Field(120.0, gt=0)
     failure_limit: int = Field(
-        6, ge=1, le=1000, description="failed calls in a row (one provider): the debate then ends failed"
+        6,
+        ge=1,
+        le=1000,
+        description="failed calls in a row (one provider): the debate then waits out an unavailable"
+        " provider (overloaded, 5xx, rate-limited, no answer), or ends failed",
+    )
+    outage_limit: float = Field(
+        600.0,
+        ge=0.0,
+        description="seconds a debate waits out an unavailable model provider before it stops, resumable",
     )
 
     def model_for(self, role: str, kind: str = "turn") -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +69,7 @@ def blocks_of(body: dict[str, Any]) -> list[Block]:
 class Request:
     headers: dict[str, str]
     body: dict[str, Any]
+    at: float = field(default_factory=time.monotonic)  # when it came in
 
 
 @dataclass
@@ -143,7 +145,10 @@ class FakeAnthropic(FakeServer[Request]):
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        self.record(Request({k.lower(): v for k, v in request.headers.items()}, body))
+        call = self.record(Request({k.lower(): v for k, v in request.headers.items()}, body))
+        fault = self.fault_for(call)
+        if fault is not None:  # an outage or an error on demand (`add_fault`, e.g. 529 overloaded)
+            return web.json_response(fault.body, status=fault.status, headers=fault.headers)
         marks = sum(b.breakpoint for b in blocks_of(body))
         if marks > MAX_BREAKPOINTS:
             return web.json_response(

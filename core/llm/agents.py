@@ -178,56 +178,69 @@ class PersonaAgent:
         n, recalled = self._recall()
         if recalled is not None:
             if not recalled["ok"]:
-                self._breaker.failed(recalled["error"])
+                await self._breaker.failed(recalled["error"], live=False)
                 raise ModelCallError(self.label, recalled["error"])
-            self._breaker.succeeded()
+            await self._breaker.succeeded(live=False)
             return SpokenTurn(text=recalled["text"], usage=TokenUsage(**recalled["usage"]))
-        self._breaker.check()
-        started = time.time()
-        first: list[float] = []
-
-        async def timed(delta: str) -> None:
-            if not first:
-                first.append(time.time())
-            await on_delta(delta)
-
-        try:
-            turn = await self._speak_live(prompt, timed)
-        except StoreError:  # a chunk could not be stored: the model did nothing wrong
-            raise
-        except Exception as exc:
-            self._report(started, first_token=first[0] if first else None, error=_reason(exc), prompt=prompt)
-            await self._remember(n, {"ok": False, "error": _reason(exc)})
-            self._breaker.failed(exc)
-            raise
-        self._breaker.succeeded()
+        while True:  # again only while the provider is down and nothing of this call was shown
+            await self._breaker.admit()
+            started = time.time()
+            first: list[float] = []  # when the first words came
+            try:
+                turn = await self._speak_live(prompt, _timed(first, on_delta))
+            except StoreError:  # a chunk could not be stored: the model did nothing wrong
+                raise
+            except Exception as exc:
+                self._report(
+                    started, first_token=first[0] if first else None, error=_reason(exc), prompt=prompt
+                )
+                if not await self._failed(n, exc, shown=bool(first)):
+                    raise
+                continue
+            break
+        await self._breaker.succeeded()
         self._report(
             started, first_token=first[0] if first else None, usage=turn.usage, prompt=prompt, reply=turn.text
         )
         await self._remember(n, {"ok": True, "text": turn.text, "usage": turn.usage.model_dump()})
         return turn
 
+    async def _failed(self, n: int, exc: Exception, *, shown: bool = False) -> bool:
+        """A live call failed: True when the provider is down and the call may be made again as it is
+        (not remembered: only its last outcome is; not when part of it was `shown`); else the failure
+        is remembered, for a replay, and the caller raises."""
+        try:
+            again = await self._breaker.failed(exc) and not shown
+        except ModelOutage:
+            await self._remember(n, {"ok": False, "error": _reason(exc)})
+            raise
+        if not again:
+            await self._remember(n, {"ok": False, "error": _reason(exc)})
+        return again
+
     async def decide(self, prompt: str, schema: type[T]) -> Decision[T]:
         """Ask for a structured reply (a vote, a ruling)."""
         n, recalled = self._recall()
         if recalled is not None:
             if not recalled["ok"]:
-                self._breaker.failed(recalled["error"])
+                await self._breaker.failed(recalled["error"], live=False)
                 raise ModelCallError(self.label, recalled["error"])
-            self._breaker.succeeded()
+            await self._breaker.succeeded(live=False)
             parsed = recalled["parsed"]
             value = schema.model_validate_json(parsed) if parsed is not None else None
             return Decision(value=value, raw=recalled["raw"], usage=TokenUsage(**recalled["usage"]))
-        self._breaker.check()
-        started = time.time()
-        try:
-            decision = await self._decide_live(prompt, schema)
-        except Exception as exc:
-            self._report(started, error=_reason(exc), prompt=prompt)
-            await self._remember(n, {"ok": False, "error": _reason(exc)})
-            self._breaker.failed(exc)
-            raise
-        self._breaker.succeeded()
+        while True:  # again only while the provider is down
+            await self._breaker.admit()
+            started = time.time()
+            try:
+                decision = await self._decide_live(prompt, schema)
+            except Exception as exc:
+                self._report(started, error=_reason(exc), prompt=prompt)
+                if not await self._failed(n, exc):
+                    raise
+                continue
+            break
+        await self._breaker.succeeded()
         self._report(started, usage=decision.usage, prompt=prompt, reply=decision.raw)
         parsed_json = decision.value.model_dump_json() if decision.value is not None else None
         await self._remember(
@@ -276,6 +289,17 @@ class PersonaAgent:
             value = well_formed(output.content)
             return Decision(value=value, raw=value.model_dump_json(), usage=usage)
         return Decision(value=None, raw=well_formed_text(str(output.content or "")), usage=usage)
+
+
+def _timed(first: list[float], on_delta: DeltaCallback) -> DeltaCallback:
+    """`on_delta`, noting in `first` when the first words came."""
+
+    async def timed(delta: str) -> None:
+        if not first:
+            first.append(time.time())
+        await on_delta(delta)
+
+    return timed
 
 
 def _reason(exc: Exception) -> str:

@@ -1,21 +1,33 @@
-"""A debate's circuit breaker on its model provider: a dead model is given up on, not worked around.
+"""A debate's circuit breaker on its model provider: a dead model is given up on, an unavailable one
+is waited out, neither is worked around.
 
 An isolated failure falls back (a stand-in line, a vote counted as keep) and the debate goes on.
-But after `model.failure_limit` failures in a row from one provider, or at once when the provider
-refuses the API key, every further call would fail the same way: the debate ends `failed` with the
-reason instead of filling its thread with fallbacks. Recalled calls of a resumed debate count as
-they did live, so a replay trips at the same place.
+After `model.failure_limit` failures in a row from one provider it depends on what failed:
+- the provider is unavailable (overloaded, a 5xx, rate-limited, no answer): it is down. The debate
+  waits (its clock stopped, the thread told once), and each call is tried again after a backoff,
+  as the probe; the first that gets through brings it back (the thread told how long it paused).
+  Past `model.outage_limit` the debate stops, resumable (`ModelOutage`, `resumable`).
+- anything else, or at once when the provider refuses the API key: every further call would fail
+  the same way, so the debate ends `failed` with the reason instead of filling its thread with
+  fallbacks.
+Recalled calls of a resumed debate count as they did live, so a replay trips at the same place
+(without waiting again: the calls that were retried while it was down are recorded once).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
+from typing import Protocol
 
 from core.errors import ModelOutage
 
 log = logging.getLogger(__name__)
 
 KEY_REFUSED = "the model refused the API key"
+FIRST_PROBE = 2.0  # seconds before the first call is tried again (doubles, up to LONGEST_PROBE)
+LONGEST_PROBE = 30.0
 
 _KEY_SIGNS = (
     "authentication_error",
@@ -28,53 +40,164 @@ _KEY_SIGNS = (
 )
 """How a refused key reads in a provider's error (agno passes the provider's message on as text)."""
 
+_UNAVAILABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
+_UNAVAILABLE_TYPES = frozenset(
+    {"APIConnectionError", "APITimeoutError", "RateLimitError", "InternalServerError", "OverloadedError"}
+)
+_UNAVAILABLE_SIGNS = {
+    "overloaded": "overloaded",
+    "(529)": "overloaded",
+    "rate_limit": "rate-limited",
+    "rate limit": "rate-limited",
+    "(429)": "rate-limited",
+    "error code: 429": "rate-limited",
+    "error code: 5": "a server error",
+    "api_error": "a server error",
+    "service unavailable": "a server error",
+    "bad gateway": "a server error",
+    "connection error": "no answer",
+    "timed out": "no answer",
+    "no reply within": "no answer",
+}
+"""How an unavailable provider reads in an error's text, and how the thread is told."""
 
-def refuses_key(error: BaseException | str) -> bool:
-    """Whether a model call failed because the provider refused the API key (HTTP 401)."""
+
+def _chain(error: BaseException | str) -> list[BaseException | str]:
     seen: list[BaseException | str] = []
     current: BaseException | str | None = error
     while current is not None and len(seen) < 8:
         seen.append(current)
-        if isinstance(current, BaseException):
-            status = getattr(current, "status_code", None)
-            if status == 401 or type(current).__name__ == "AuthenticationError":
-                return True
-            current = current.__cause__ or current.__context__
-        else:
-            current = None
+        current = (current.__cause__ or current.__context__) if isinstance(current, BaseException) else None
+    return seen
+
+
+def refuses_key(error: BaseException | str) -> bool:
+    """Whether a model call failed because the provider refused the API key (HTTP 401)."""
+    seen = _chain(error)
+    for item in seen:
+        if isinstance(item, BaseException) and (
+            getattr(item, "status_code", None) == 401 or type(item).__name__ == "AuthenticationError"
+        ):
+            return True
     return any(sign in str(item).lower() for item in seen for sign in _KEY_SIGNS)
+
+
+def unavailable(error: BaseException | str) -> str | None:
+    """What is wrong, in a few words, when a call failed because the provider is unavailable for a
+    while (overloaded, a 5xx, rate-limited, no answer) rather than refusing the call; else None."""
+    if refuses_key(error):
+        return None
+    seen = _chain(error)
+    for item in seen:
+        if isinstance(item, BaseException):
+            if getattr(item, "status_code", None) in _UNAVAILABLE_STATUS:
+                return "overloaded" if getattr(item, "status_code", None) == 529 else "a server error"
+            if type(item).__name__ in _UNAVAILABLE_TYPES or isinstance(item, TimeoutError | ConnectionError):
+                return "no answer"
+    text = " ".join(str(item).lower() for item in seen)
+    return next((said for sign, said in _UNAVAILABLE_SIGNS.items() if sign in text), None)
 
 
 def failed_in_a_row(count: int) -> str:
     return f"the model failed {count} times in a row"
 
 
-class ModelBreaker:
-    """Consecutive failures of one provider's calls in one debate; tripped once they say it is down."""
+def unavailable_for(seconds: float) -> str:
+    return f"the model was unavailable for {seconds:.0f} s"
 
-    def __init__(self, provider: str, limit: int) -> None:
+
+class OutageWatch(Protocol):
+    """The debate's side of a provider outage: its time, and what the thread is told."""
+
+    def now(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+    async def down(self, provider: str, what: str) -> None:
+        """The provider is down (`what`: overloaded, …): the debate's clock stops; say so once."""
+        ...
+
+    async def back(self, provider: str, waited: float) -> None:
+        """It answers again after `waited` seconds: the clock goes on; say how long it paused."""
+        ...
+
+
+class _Unwatched:
+    """Waiting out an outage with nobody told (a breaker outside a session)."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    async def down(self, provider: str, what: str) -> None:
+        return None
+
+    async def back(self, provider: str, waited: float) -> None:
+        return None
+
+
+class ModelBreaker:
+    """Consecutive failures of one provider's calls in one debate: up, down (waited out), or tripped
+    for good."""
+
+    def __init__(self, provider: str, limit: int, outage_limit: float = 600.0) -> None:
         self.provider = provider
         self.limit = limit
+        self.outage_limit = outage_limit
         self.failures = 0
         self.reason: str | None = None  # set once tripped: why the debate cannot go on
+        self.resumable = False  # tripped by an outage past its limit: the debate may go on later
+        self.down_since: float | None = None  # down: when (the watch's time)
+        self._told = False  # the debate was told it is down (not so when a replay found it down)
+        self._delay = FIRST_PROBE
+        self.watch: OutageWatch = _Unwatched()
 
-    def check(self) -> None:
-        """Before a call: ModelOutage once the breaker tripped (no call is made)."""
+    def _trip(self, reason: str, *, resumable: bool = False) -> ModelOutage:
+        self.reason, self.resumable = reason, resumable
+        log.info("model provider %s: %s; the debate stops", self.provider or "?", reason)
+        return ModelOutage(reason, resumable=resumable)
+
+    async def admit(self) -> None:
+        """Before a call: ModelOutage once tripped (no call is made); while the provider is down,
+        wait before this call, which is the next probe."""
         if self.reason is not None:
-            raise ModelOutage(self.reason)
+            raise ModelOutage(self.reason, resumable=self.resumable)
+        if self.down_since is None:
+            return
+        waited = self.watch.now() - self.down_since
+        if waited >= self.outage_limit:
+            raise self._trip(unavailable_for(waited), resumable=True)
+        delay, self._delay = min(self._delay, self.outage_limit - waited), min(self._delay * 2, LONGEST_PROBE)
+        await self.watch.sleep(delay)
 
-    def succeeded(self) -> None:
+    async def succeeded(self, *, live: bool = True) -> None:
         self.failures = 0
+        if self.down_since is not None:
+            waited = self.watch.now() - self.down_since
+            self.down_since, self._delay = None, FIRST_PROBE
+            if live and self._told:
+                log.warning("model provider %s answers again after %.0f s", self.provider or "?", waited)
+                await self.watch.back(self.provider, waited)
 
-    def failed(self, error: BaseException | str) -> None:
-        """After a failed call: ModelOutage when this failure trips the breaker."""
+    async def failed(self, error: BaseException | str, *, live: bool = True) -> bool:
+        """After a failed call: True when the provider is down and the call is to be tried again (after
+        `admit`); ModelOutage when this failure trips the breaker; else False (the caller falls back).
+        A recalled failure (`live=False`) goes down quietly: the thread was told when it happened."""
         self.failures += 1
-        if self.reason is None:
-            if refuses_key(error):
-                self.reason = KEY_REFUSED
-            elif self.failures >= self.limit:
-                self.reason = failed_in_a_row(self.failures)
-            else:
-                return
-            log.info("model provider %s: %s; the debate stops", self.provider or "?", self.reason)
-        raise ModelOutage(self.reason)
+        if self.reason is not None:
+            raise ModelOutage(self.reason, resumable=self.resumable)
+        if refuses_key(error):
+            raise self._trip(KEY_REFUSED)
+        what = unavailable(error)
+        if what is not None and (self.down_since is not None or self.failures >= self.limit):
+            if self.down_since is None:
+                self.down_since, self._told = self.watch.now(), live
+                log.warning("model provider %s is unavailable (%s); the debate waits", self.provider, what)
+                if live:
+                    await self.watch.down(self.provider, what)
+            return True
+        if self.failures >= self.limit:
+            raise self._trip(failed_in_a_row(self.failures))
+        return False

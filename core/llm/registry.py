@@ -29,7 +29,7 @@ from agno.models.utils import MODEL_PROVIDER_CLASSES  # noqa: E402
 from core.clock import Clock  # noqa: E402
 from core.errors import ModelConfigError  # noqa: E402
 from core.llm.agents import CallLabels, PersonaAgent  # noqa: E402
-from core.llm.breaker import ModelBreaker  # noqa: E402
+from core.llm.breaker import ModelBreaker, OutageWatch  # noqa: E402
 from core.llm.memo import CallMemo  # noqa: E402
 from core.llm.output_cap import cap_output  # noqa: E402
 from core.llm.scripted import Script, ScriptedModel  # noqa: E402
@@ -254,6 +254,7 @@ class DebateModels:
         self.topic = topic
         self._agents: dict[tuple[str, str, CallKind], PersonaAgent] = {}
         self._breakers: dict[str, ModelBreaker] = {}  # one per provider (each has its own key)
+        self._watch: OutageWatch | None = None
 
     def price(self, role: str, kind: CallKind) -> ModelPrice | None:
         """The price of the model a call of this role and kind uses (None: not in the price table);
@@ -316,12 +317,27 @@ class DebateModels:
                 cache_transcript=choice.provider == "anthropic" and kind != "summary",
             ),
             observers=self._registry.observers,
-            breaker=self._breakers.setdefault(
-                choice.provider, ModelBreaker(choice.provider, settings.failure_limit)
-            ),
+            breaker=self._breaker(choice.provider),
         )
         self._agents[key] = made
         return made
+
+    def _breaker(self, provider: str) -> ModelBreaker:
+        """The debate's breaker for `provider` (one per provider: each has its own key)."""
+        breaker = self._breakers.get(provider)
+        if breaker is None:
+            settings = self._registry.settings
+            breaker = ModelBreaker(provider, settings.failure_limit, settings.outage_limit)
+            if self._watch is not None:
+                breaker.watch = self._watch
+            self._breakers[provider] = breaker
+        return breaker
+
+    def watch_outages(self, watch: OutageWatch) -> None:
+        """Tell the debate (`watch`) when a provider is down and back; its time is the waits' time."""
+        self._watch = watch
+        for breaker in self._breakers.values():
+            breaker.watch = watch
 
     async def aclose(self) -> None:
         """Close the HTTP clients the providers opened for this debate."""

@@ -52,6 +52,12 @@ def platform_stopped(failure: str) -> Notice:
     return Notice(level="error", code="platform_unavailable", message=message)
 
 
+def model_stopped(failure: str) -> Notice:
+    """The model provider stayed unavailable past the outage limit: the debate stops, resumable."""
+    message = f"This debate stopped: {failure}. Resume it once the model answers again."
+    return Notice(level="error", code="model_unavailable", message=message)
+
+
 def cannot_resume(reason: Exception) -> Notice:
     """The format took another path than the stored log (its code or the config changed)."""
     message = f"This debate could not be resumed after a restart: {reason}."

@@ -27,6 +27,7 @@ from core.replay import Replay, ResumeMismatch
 from core.session import notices
 from core.session.emit import EventPath
 from core.session.ending import LEAVES_LOOSE_ENDS, STATUS_OF_REASON, close_loose_ends, plain_summary
+from core.session.model_watch import ModelWatch
 from core.session.notices import PendingNotices
 from core.session.outage import StoreGuard
 from core.session.platform import PlatformGate
@@ -113,6 +114,8 @@ class DebateSession:
             ballots=self.ballots,
             replay=replay,
         )
+        self.models_down = ModelWatch(clock, self.debate_clock, self._emit)  # a provider waited out
+        models.watch_outages(self.models_down)
         self.format = runs(self.ctx, options) if runs is not None and options is not None else None
 
     async def emit(self, event: E) -> E:
@@ -199,8 +202,11 @@ class DebateSession:
             raise
         except Exception as raised:
             exc = real_error(raised)
-            if self._guard.stopped or isinstance(exc, StoreGaveUp | LeaseLost):
-                if isinstance(exc, StoreGaveUp) and self._guard.failure is None:
+            resting = isinstance(exc, ModelOutage) and exc.resumable  # unavailable past the limit
+            if resting:
+                self.models_down.gave_up(str(exc))
+            if self._guard.stopped or resting or isinstance(exc, StoreGaveUp | LeaseLost):
+                if isinstance(exc, StoreGaveUp | ModelOutage) and self._guard.failure is None:
                     self._guard.failure = str(exc)
                 await self._end_without_store()
                 return
@@ -254,10 +260,13 @@ class DebateSession:
                 guard.single_try = True
                 try:
                     failure = str(guard.failure)
-                    stopped = self.platform.failure is not None
-                    await self.emit(
-                        notices.platform_stopped(failure) if stopped else notices.store_stopped(failure)
-                    )
+                    if self.platform.failure is not None:
+                        notice = notices.platform_stopped(failure)
+                    elif self.models_down.failure is not None:
+                        notice = notices.model_stopped(failure)
+                    else:
+                        notice = notices.store_stopped(failure)
+                    await self.emit(notice)
                     await guard.write(lambda: self._store.set_status(self.debate_id, "interrupted", detail))
                 except StoreError as exc:
                     log.warning("debate %s: could not record why it stopped: %s", self.debate_id, exc)

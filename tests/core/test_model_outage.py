@@ -1,5 +1,7 @@
 """A dead model is given up on: a refused key ends the debate at once, failure after failure ends it
-after `model.failure_limit`; an isolated failure still falls back, and every fallback is counted."""
+after `model.failure_limit`; an isolated failure still falls back, and every fallback is counted. An
+unavailable one (overloaded, 5xx, rate-limited) is waited out instead: the debate pauses, says so,
+goes on when the model answers, and past `model.outage_limit` stops resumable."""
 
 from __future__ import annotations
 
@@ -15,11 +17,16 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from core.events import DebateCompleted, Notice, TurnCompleted
-from core.llm.breaker import KEY_REFUSED, failed_in_a_row, refuses_key
+from bot.config import Secrets
+from core.clock import RealClock
+from core.events import DebateCompleted, Event, Notice, TurnCompleted
+from core.llm.breaker import KEY_REFUSED, failed_in_a_row, refuses_key, unavailable, unavailable_for
 from core.state import word_count
+from testkit.anthropic_api import FakeAnthropic
+from testkit.server import Fault
 from tests.core.runs import run_debate
-from tests.helpers import REPO
+from tests.core.test_resume import events_of, resume
+from tests.helpers import REPO, RecordingSink, make_config, write_script
 
 
 class RefusingAnthropic:
@@ -60,6 +67,19 @@ def test_a_refused_key_is_recognised_from_the_providers_message() -> None:
     assert not refuses_key(TimeoutError("no reply within 120 s"))
 
 
+def test_an_unavailable_model_is_told_from_one_that_refuses_the_call() -> None:
+    overloaded = "Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error'}}"
+    assert unavailable(overloaded) == "overloaded"
+    assert (
+        unavailable("Error code: 503 - {'type': 'error', 'error': {'type': 'api_error'}}") == "a server error"
+    )
+    assert unavailable("Error code: 429 - {'error': {'type': 'rate_limit_error'}}") == "rate-limited"
+    assert unavailable(TimeoutError("no reply within 120 s")) == "no answer"
+    assert unavailable(ConnectionResetError("reset by peer")) == "no answer"
+    assert unavailable("Error code: 401 - {'type': 'authentication_error'}") is None  # refused, not away
+    assert unavailable("Error code: 400 - {'type': 'invalid_request_error'}") is None
+
+
 async def test_a_bogus_key_ends_the_terminal_demo_at_once_with_the_reason(
     tmp_path: Path, refusing_api: RefusingAnthropic
 ) -> None:
@@ -92,7 +112,7 @@ async def test_a_bogus_key_ends_the_terminal_demo_at_once_with_the_reason(
 
 
 async def test_a_model_that_keeps_failing_ends_the_debate_after_the_limit(tmp_path: Path) -> None:
-    failing: list[Any] = [{"error": "overloaded (529)"}] * 20
+    failing: list[Any] = [{"error": "invalid_request_error: the prompt is too long (400)"}] * 20
     script = {"proposition": ["P1.", *failing], "opposition": failing}
     run = await run_debate(
         tmp_path,
@@ -126,3 +146,114 @@ async def test_an_isolated_failure_still_falls_back_and_is_counted(tmp_path: Pat
     assert persona.words == sum(word_count(t.text) for t in spoken)  # a stand-in line is nobody's words
     assert stats.words == sum(p.words for p in stats.per_persona)  # the figures agree with each other
     assert "1 fallback line" in stats.fallbacks_said()
+
+
+OVERLOADED: dict[str, Any] = {
+    "error": "Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error'}}"
+}
+
+
+async def test_an_overloaded_model_is_waited_out_and_the_debate_goes_on(tmp_path: Path) -> None:
+    """Failure after failure, but the model is overloaded, not refusing: past the limit the debate
+    pauses (its clock stands still, the thread told once), tries again with a backoff, and goes on
+    when the model answers, saying how long it paused. It ends as it would have, not failed."""
+    script = {  # the provider overloaded for every role a while, then back
+        "proposition": ["P1.", *[OVERLOADED] * 5, "P2.", "P3."],
+        "opposition": [*[OVERLOADED] * 2, "O1.", "O2."],
+    }
+    run = await run_debate(
+        tmp_path, script=script, options={"rounds": 2, "exchanges_per_round": 2}, model={"failure_limit": 4}
+    )
+    assert run.result.reason == "max_rounds", run.result.detail
+    [paused] = [n for n in run.of(Notice) if n.code == "model_paused"]
+    [back] = [n for n in run.of(Notice) if n.code == "model_back"]
+    assert "overloaded" in paused.message and "tries again" in paused.message
+    assert paused.seq < back.seq and back.message.startswith("Paused for ")
+    # before the limit, a turn that failed twice fell back; past it, the turn waited and was spoken
+    spoken = [(t.text, t.fallback) for t in run.turns() if t.role in ("proposition", "opposition")]
+    assert [fallback for _, fallback in spoken][:3] == [False, True, False] and spoken[2][0] == "P2."
+    assert sum(fallback for _, fallback in spoken) == 1
+    done = run.of(DebateCompleted)[0]
+    waited = float(back.message.split()[2])
+    assert done.stats.paused_seconds >= waited > 0  # the debate's clock stood still meanwhile
+    assert [e.seq for e in run.stored] == list(range(1, len(run.stored) + 1))
+
+
+async def test_a_model_unavailable_past_the_outage_limit_stops_the_debate_resumable(tmp_path: Path) -> None:
+    script = {"opposition": [OVERLOADED] * 40}
+    run = await run_debate(
+        tmp_path,
+        script=script,
+        options={"rounds": 2, "exchanges_per_round": 1},
+        model={"failure_limit": 2, "outage_limit": 60},
+    )
+    assert run.result.reason == "interrupted"
+    assert run.record is not None and run.record.status == "interrupted"
+    assert not run.of(DebateCompleted)  # not closed: it goes on once resumed
+    [stopped] = [n for n in run.of(Notice) if n.code == "model_unavailable"]
+    assert unavailable_for(60) in stopped.message and "Resume it" in stopped.message
+    assert len([n for n in run.of(Notice) if n.code == "model_paused"]) == 1
+
+
+async def test_a_debate_the_model_outage_stopped_goes_on_when_resumed(tmp_path: Path) -> None:
+    limits = {"failure_limit": 2, "outage_limit": 60}
+    first = await run_debate(
+        tmp_path,
+        script={"proposition": ["P1.", *[OVERLOADED] * 40], "opposition": [OVERLOADED] * 40},
+        options={"rounds": 2, "exchanges_per_round": 1},
+        model=limits,
+    )
+    assert first.result.reason == "interrupted"
+    answering = {"proposition": ["P1.", "P2.", "P3."], "opposition": ["O1.", "O2.", "O3."]}
+    config = make_config(tmp_path, model={"script": str(write_script(tmp_path, answering)), **limits})
+    sink = RecordingSink()
+    [handle], [result] = await resume(config, sink)
+    assert handle.debate_id == first.debate_id and result.reason == "max_rounds", result.detail
+    events, record = await events_of(config, first.debate_id)
+    assert record is not None and record.status == "completed"
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    codes = [e.code for e in events if isinstance(e, Notice)]
+    assert codes.count("model_paused") == 1 and codes.count("model_unavailable") == 1
+    assert "model_back" not in codes  # the resumed debate found the model answering: nothing to say
+    assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
+
+
+@pytest.mark.slow
+async def test_claude_overloaded_for_30_s_is_waited_out_and_the_debate_ends_as_it_would_have(
+    tmp_path: Path,
+) -> None:
+    """The real client (agno's Claude, the Anthropic SDK with its own retries) against the local fake,
+    which answers 529 overloaded to every request for 30 s from the first turn's end. The debate
+    neither ends failed nor keeps asking: it waits with a backoff and plays to its last round."""
+    api = FakeAnthropic()
+    await api.start()
+    outage: list[float] = []
+
+    def overload(rt: Any, handle: Any, event: Event) -> None:
+        if isinstance(event, TurnCompleted) and not outage:
+            outage.append(time.monotonic())
+            body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+            api.add_fault(
+                Fault(matches=lambda r: True, status=529, body=body, times=None, until=outage[0] + 30)
+            )
+
+    try:
+        run = await run_debate(
+            tmp_path,
+            options={"rounds": 2, "exchanges_per_round": 2, "first_speaker": "ada"},
+            model={"default": "anthropic:claude-sonnet-5-5", "anthropic_base_url": api.base_url},
+            limits={"max_rounds": 2},
+            secrets=Secrets(anthropic_api_key="sk-test-offline"),
+            clock=RealClock(),
+            hook=overload,
+        )
+    finally:
+        await api.stop()
+    assert run.result.reason == "max_rounds", run.result.detail
+    assert not [n for n in run.of(Notice) if n.code == "model_down"]
+    [paused] = [n for n in run.of(Notice) if n.code == "model_paused"]
+    [back] = [n for n in run.of(Notice) if n.code == "model_back"]
+    assert "overloaded" in paused.message
+    assert float(back.message.split()[2]) >= 20  # it did wait the outage out
+    during = [r for r in api.requests if outage[0] <= r.at <= outage[0] + 30]
+    assert len(during) < 60, len(during)  # tried again with a backoff, not in a loop
