@@ -35,6 +35,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Generic, Protocol, TypeVar
 
+from adapters.delivery.outage import ShownElsewhere
 from core.events import Event, HumanVoteOpened
 
 log = logging.getLogger(__name__)
@@ -219,5 +220,7 @@ class DeliveryQueue(Generic[Item, Held]):
     async def _guarded(self, item: Item) -> None:
         try:
             await self._deliver(item)
+        except ShownElsewhere:
+            return  # the next turn of the loop drops the rest (`_shows_it`)
         except Exception:  # one funnel: a failure in one item's delivery must not stop the rest
             log.exception("%s: could not deliver %s", self._name(), self._describe(item))

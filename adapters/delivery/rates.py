@@ -21,11 +21,11 @@ from __future__ import annotations
 import asyncio
 import bisect
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from adapters.delivery.outage import SharedRoute
+from adapters.delivery.outage import SharedRoute, ShownElsewhere
 
 Limit = tuple[int, float]  # at most this many calls in any this many seconds
 
@@ -142,3 +142,33 @@ class RateWindows:
 
     def items(self) -> list[tuple[str, RateWindow]]:
         return list(self._rates.items())
+
+
+class FencedWindow:
+    """One debate's use of a shared rate window: once `take` has waited for room (a pause of the
+    process may have passed meanwhile), it asks `fence()` whether this process still shows the
+    debate, and raises ShownElsewhere if not, so the call it was taken for is not made."""
+
+    def __init__(self, window: RateWindow, fence: Callable[[], Awaitable[bool]]) -> None:
+        self._window = window
+        self._fence = fence
+
+    def try_take(self, *, spare: float = 0.4) -> bool:
+        return self._window.try_take(spare=spare)
+
+    async def take(self) -> float:
+        taken = await self._window.take()
+        if not await self._fence():
+            raise ShownElsewhere
+        return taken
+
+
+class FencedWindows:
+    """The rate windows as one debate's sender uses them (`FencedWindow`)."""
+
+    def __init__(self, windows: RateWindows, fence: Callable[[], Awaitable[bool]]) -> None:
+        self._windows = windows
+        self._fence = fence
+
+    def __getitem__(self, name: str) -> FencedWindow:
+        return FencedWindow(self._windows[name], self._fence)

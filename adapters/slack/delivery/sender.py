@@ -18,6 +18,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chunking import split_message
+from adapters.delivery.rates import FencedWindows
 from adapters.slack.delivery.failures import NETWORK_ERRORS, ReadBackDeferred, api_error
 from adapters.slack.delivery.files import upload_file
 from adapters.slack.delivery.rates import READ_BACK_MESSAGES, post_rate, rates_of
@@ -79,6 +80,7 @@ class SlackSender:
         identity: PersonaIdentity,
         limit: int,
         remember: Callable[[str, str], Awaitable[None]],
+        fence: Callable[[], Awaitable[bool]],
     ) -> None:
         self.client = client
         self.channel = channel
@@ -92,7 +94,7 @@ class SlackSender:
         self._reactions: dict[str, tuple[str, ...]] = {}  # a message's ballot, until it is posted
         self.seeded: dict[str, set[str]] = {}  # a message's ballot reactions Slack has taken
         self._newest = thread_ts  # the newest message posted here (where a lost post is looked for)
-        self._rates = rates_of(client)
+        self._rates = FencedWindows(rates_of(client), fence)  # each call asks after its wait for room
         self._files: set[str] = set()
         self._unsure: set[str] = set()  # keys whose post may have landed with its answer lost
         self._look_back = False  # after a restart: read the thread once for posts that landed unremembered

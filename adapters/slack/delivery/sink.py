@@ -92,6 +92,7 @@ class SlackSink(ThreadSink):
             identity=identity,
             limit=settings.message_limit,
             remember=self._remember,
+            fence=self._still_ours,
         )
         self._throttle = EditThrottle(settings.edit_interval, asyncio.get_running_loop().time)
         self._rates = rates_of(client)

@@ -319,8 +319,17 @@ async def test_a_restored_sender_uploads_no_file_twice_and_keeps_bold_names(api:
     async def remember(key: str, value: str) -> None:
         remembered[key] = value
 
+    async def ours() -> bool:
+        return True
+
     sender = SlackSender(
-        client, channel=CHANNEL, thread_ts=opening, identity=PersonaIdentity(), limit=3000, remember=remember
+        client,
+        channel=CHANNEL,
+        thread_ts=opening,
+        identity=PersonaIdentity(),
+        limit=3000,
+        remember=remember,
+        fence=ours,
     )
     sender.restore({"ts:note:custom-names": note, "file:panel-1.md": "sent", "ts:turn:t1": ""})
     assert "turn:t1" not in sender.ts_of  # a message deleted before the restart stays forgotten
