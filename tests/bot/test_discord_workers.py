@@ -274,6 +274,24 @@ async def test_an_interaction_delivered_to_both_workers_is_answered_once(
     assert len(threads) == 1
 
 
+async def _running(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> tuple[Worker, Worker, int]:
+    """Two workers, Alice's debate started on the first: its owner, the other, and its thread."""
+    a, b = await workers(), await workers()
+    await _start(api, a, channel, ALICE)
+    owner, other = await _owner(storage_url, [a, b])
+    (thread,) = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
+    return owner, other, thread
+
+
+def _turns_shown(api: FakeDiscordREST, thread: int) -> Callable[[], list[str]]:
+    """What the thread shows of the turns, oldest first (a turn still thinking shows "…")."""
+    return lambda: [
+        m["content"] for m in api.in_channel(thread) if "turn " in m["content"] or "…" in m["content"]
+    ]
+
+
 @pytest.mark.parametrize("moment", ["between turns", "while a turn is posted"])
 async def test_a_worker_killed_while_the_other_holds_a_stop_for_its_debate(
     api: FakeDiscordREST,
@@ -282,15 +300,8 @@ async def test_a_worker_killed_while_the_other_holds_a_stop_for_its_debate(
     storage_url: str,
     moment: str,
 ) -> None:
-    a, b = await workers(), await workers()
-    await _start(api, a, channel, ALICE)
-    owner, other = await _owner(storage_url, [a, b])
-    (thread,) = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
-
-    def turns_shown() -> list[str]:
-        return [
-            m["content"] for m in api.in_channel(thread) if "turn " in m["content"] or "…" in m["content"]
-        ]
+    owner, other, thread = await _running(api, workers, channel, storage_url)
+    turns_shown = _turns_shown(api, thread)
 
     if moment == "between turns":  # two shown in full, the third still thinking (a second and a half)
         await api.wait_until(lambda: len([t for t in turns_shown() if STREAMING not in t]) >= 2, within=60)
@@ -378,15 +389,8 @@ async def test_a_worker_paused_while_the_other_stops_its_debate_shows_nothing_wh
     """The owner frozen (SIGSTOP) past its lease, its debate taken over and stopped through the other
     worker, then woken (SIGCONT) with its deliveries still queued: the thread shows each stored turn
     once and the debate's end once, and nothing the woken worker had in hand."""
-    a, b = await workers(), await workers()
-    await _start(api, a, channel, ALICE)
-    owner, other = await _owner(storage_url, [a, b])
-    (thread,) = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
-
-    def turns_shown() -> list[str]:
-        return [
-            m["content"] for m in api.in_channel(thread) if "turn " in m["content"] or "…" in m["content"]
-        ]
+    owner, other, thread = await _running(api, workers, channel, storage_url)
+    turns_shown = _turns_shown(api, thread)
 
     await api.wait_until(lambda: len(turns_shown()) >= 2, within=60)
     if moment == "owing Discord a turn":  # its webhook fails a while: the owner holds turns unshown
@@ -414,13 +418,7 @@ async def test_a_worker_paused_while_the_other_stops_its_debate_shows_nothing_wh
     await api.wait_until(lambda: len(turns_shown()) >= len(spoken), within=30)
     await asyncio.sleep(LEASE)  # the woken worker's time to find its lease gone, and to post if it would
     shown = turns_shown()
-    import pprint
-
-    pprint.pprint(
-        [(m.get("webhook_id"), m["content"][:80], m.get("edited_timestamp")) for m in api.in_channel(thread)]
-    )
-    pprint.pprint([(e.seq, e.text[:50]) for e in spoken])
-    assert len(shown) == len(spoken)  # each turn once, in order, as stored
+    assert len(shown) == len(spoken), shown  # each turn once, in order, as stored
     for text, turn in zip(shown, spoken, strict=True):
         assert turn.text in text and STREAMING not in text
     ends = [m for m in api.in_channel(thread) if "stopped" in m["content"].lower()]
