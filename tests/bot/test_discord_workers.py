@@ -5,7 +5,9 @@ by the other worker; `/debate status`, the card's Status button, `/debate transc
 `/debate stop` work through the worker that does not run the debate; an interaction delivered to
 both workers is answered once; and a worker killed with SIGKILL while the other holds a Stop for its
 debate has it taken over and stopped, every turn shown once; one frozen (SIGSTOP) instead, and woken
-after the takeover, shows nothing of what it still held. Debates in one channel's threads,
+after the takeover, shows nothing of what it still held; one killed as the database goes away for
+30 s has its debate taken over once the database is back, every turn shown once. Debates in one
+channel's threads,
 started on either worker, share its persona webhooks as one bot's would (the seats counted in the
 store)."""
 
@@ -426,3 +428,80 @@ async def test_a_worker_paused_while_the_other_stops_its_debate_shows_nothing_wh
     assert owner.process.poll() is None  # awake, not crashed
     status = await _ask(api, owner, channel, BOB, "status")
     assert status.content.startswith("No debate is running here"), status.content
+
+
+async def _database_away(storage_url: str, seconds: float, held: asyncio.Event) -> None:
+    """Another process's long write: every table locked for `seconds` (SQLite's exclusive lock; on
+    Postgres an exclusive lock on the debates table, which every worker's writes and reads need)."""
+    if storage_url.startswith("sqlite"):
+        path = storage_url.removeprefix("sqlite:///")
+
+        def hold() -> None:
+            conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+            try:
+                conn.execute("BEGIN EXCLUSIVE")
+                held.set()
+                time.sleep(seconds)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+
+        await asyncio.to_thread(hold)
+        return
+    conn = await asyncpg.connect(storage_url)
+    try:
+        async with conn.transaction():
+            await conn.execute("LOCK TABLE debates IN ACCESS EXCLUSIVE MODE")
+            held.set()
+            await asyncio.sleep(seconds)
+    finally:
+        await conn.close()
+
+
+async def test_a_worker_killed_while_the_database_is_away_30_s_is_taken_over_once_it_is_back(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    """The owner dies and the database is away for 30 s from that moment: the other worker cannot
+    take the debate over meanwhile, does so once the database answers, and the thread then shows
+    every stored turn once, whole, and the debate stops when asked."""
+    owner, other, thread = await _running(api, workers, channel, storage_url)
+    turns_shown = _turns_shown(api, thread)
+    await api.wait_until(lambda: len(turns_shown()) >= 2, within=60)
+    owner.kill()
+    held = asyncio.Event()
+    away = asyncio.ensure_future(_database_away(storage_url, 30.0, held))
+    await asyncio.wait_for(held.wait(), 10)
+    await away
+    back_at = time.time()
+    deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 30
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        while not any(
+            isinstance(e, Notice) and e.message == TAKEN_OVER for e in await store.events(record.id)
+        ):
+            assert time.monotonic() < deadline, "the debate was never taken over after the database came back"
+            await asyncio.sleep(0.2)
+        taken = next(
+            e for e in await store.events(record.id) if isinstance(e, Notice) and e.message == TAKEN_OVER
+        )
+        assert taken.at.timestamp() - back_at < LEASE + HEARTBEAT + ROOM
+        stopped = await _ask(api, other, channel, ALICE, "stop")
+        assert stopped.content.startswith(("Stopping the debate", "Asked the debate to stop")), (
+            stopped.content
+        )
+        while await _status_of(storage_url) != "stopped":
+            assert time.monotonic() < deadline + 30, "the stop was never applied"
+            await asyncio.sleep(0.2)
+        events = await store.events(record.id)
+    finally:
+        await store.close()
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
+    spoken = [e for e in events if isinstance(e, TurnCompleted)]
+    await api.wait_until(lambda: len(turns_shown()) >= len(spoken), within=30)
+    await asyncio.sleep(1.0)  # time for a doubled message, if there were one
+    shown = turns_shown()
+    assert len(shown) == len(spoken), shown
+    for text, turn in zip(shown, spoken, strict=True):
+        assert turn.text in text and STREAMING not in text
