@@ -40,7 +40,7 @@ _KEY_SIGNS = (
 )
 """How a refused key reads in a provider's error (agno passes the provider's message on as text)."""
 
-_UNAVAILABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
+_UNAVAILABLE_STATUS = {408: "no answer", 429: "rate-limited", 529: "overloaded"}  # 5xx: a server error
 _UNAVAILABLE_TYPES = frozenset(
     {"APIConnectionError", "APITimeoutError", "RateLimitError", "InternalServerError", "OverloadedError"}
 )
@@ -90,8 +90,9 @@ def unavailable(error: BaseException | str) -> str | None:
     seen = _chain(error)
     for item in seen:
         if isinstance(item, BaseException):
-            if getattr(item, "status_code", None) in _UNAVAILABLE_STATUS:
-                return "overloaded" if getattr(item, "status_code", None) == 529 else "a server error"
+            status = getattr(item, "status_code", None)
+            if isinstance(status, int) and (status in _UNAVAILABLE_STATUS or 500 <= status < 600):
+                return _UNAVAILABLE_STATUS.get(status, "a server error")
             if type(item).__name__ in _UNAVAILABLE_TYPES or isinstance(item, TimeoutError | ConnectionError):
                 return "no answer"
     text = " ".join(str(item).lower() for item in seen)

@@ -20,6 +20,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -36,6 +37,7 @@ from core.storage import open_store
 from testkit.discord_interactions import APP_ID, EVERYTHING, GUILD_ID, Reply
 from testkit.discord_rest import FakeDiscordREST
 from testkit.discord_world import FAST
+from tests.core.test_store_faults import hold_lock
 from tests.helpers import CONFIG_PATH, REPO, write_script
 
 pytestmark = pytest.mark.slow
@@ -434,19 +436,13 @@ async def _database_away(storage_url: str, seconds: float, held: asyncio.Event) 
     """Another process's long write: every table locked for `seconds` (SQLite's exclusive lock; on
     Postgres an exclusive lock on the debates table, which every worker's writes and reads need)."""
     if storage_url.startswith("sqlite"):
-        path = storage_url.removeprefix("sqlite:///")
-
-        def hold() -> None:
-            conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-            try:
-                conn.execute("BEGIN EXCLUSIVE")
-                held.set()
-                time.sleep(seconds)
-                conn.execute("COMMIT")
-            finally:
-                conn.close()
-
-        await asyncio.to_thread(hold)
+        flag = threading.Event()
+        holding = asyncio.ensure_future(
+            asyncio.to_thread(hold_lock, Path(storage_url.removeprefix("sqlite:///")), seconds, flag)
+        )
+        await asyncio.to_thread(flag.wait, 10)
+        held.set()
+        await holding
         return
     conn = await asyncpg.connect(storage_url)
     try:
