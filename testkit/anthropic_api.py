@@ -10,6 +10,7 @@ Tokens are estimated at 4 characters each. Usage reports `input_tokens` (uncache
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -119,6 +120,7 @@ class FakeAnthropic(FakeServer[Request]):
     turn_text: str | Callable[[int], str] = "Cars clog cities. Buses do not."
     vote_json: str = '{"vote": "keep", "reason": "Answered the point directly."}'
     structured: Callable[[dict[str, Any]], str] | None = None
+    thinking: float = 0.0  # seconds before each answer starts, as a real model takes
     reports: list[CacheReport] = field(default_factory=list)
     cache: PromptCache = field(default_factory=PromptCache)
 
@@ -149,6 +151,8 @@ class FakeAnthropic(FakeServer[Request]):
         fault = self.fault_for(call)
         if fault is not None:  # an outage or an error on demand (`add_fault`, e.g. 529 overloaded)
             return web.json_response(fault.body, status=fault.status, headers=fault.headers)
+        if self.thinking:
+            await asyncio.sleep(self.thinking)
         marks = sum(b.breakpoint for b in blocks_of(body))
         if marks > MAX_BREAKPOINTS:
             return web.json_response(

@@ -6,8 +6,9 @@ by the other worker; `/debate status`, the card's Status button, `/debate transc
 both workers is answered once; and a worker killed with SIGKILL while the other holds a Stop for its
 debate has it taken over and stopped, every turn shown once; one frozen (SIGSTOP) instead, and woken
 after the takeover, shows nothing of what it still held; one killed as the database goes away for
-30 s has its debate taken over once the database is back, every turn shown once. Debates in one
-channel's threads,
+30 s has its debate taken over once the database is back, every turn shown once. With Claude
+overloaded for 30 s, a Stop through the other worker ends the debate at once, and a worker killed
+meanwhile has its debate waited out and finished by the other. Debates in one channel's threads,
 started on either worker, share its persona webhooks as one bot's would (the seats counted in the
 store)."""
 
@@ -34,9 +35,11 @@ from core.events import DebateCompleted, Notice, TurnCompleted
 from core.recovery import TAKEN_OVER
 from core.settings import StorageSettings
 from core.storage import open_store
+from testkit.anthropic_api import FakeAnthropic
 from testkit.discord_interactions import APP_ID, EVERYTHING, GUILD_ID, Reply
 from testkit.discord_rest import FakeDiscordREST
 from testkit.discord_world import FAST
+from testkit.server import Fault
 from tests.core.test_store_faults import hold_lock
 from tests.helpers import CONFIG_PATH, REPO, write_script
 
@@ -121,11 +124,12 @@ def _guild(api: FakeDiscordREST, channel_id: int) -> dict[str, Any]:
 @pytest.fixture
 async def workers(
     tmp_path: Path, api: FakeDiscordREST, channel: int, storage_url: str
-) -> AsyncIterator[Callable[[], Awaitable[Worker]]]:
+) -> AsyncIterator[Callable[..., Awaitable[Worker]]]:
+    """Start a worker; keyword arguments set (or, given None, unset) its environment's variables."""
     script = write_script(tmp_path, PACED)
     started: list[Worker] = []
 
-    async def start() -> Worker:
+    async def start(**changed: str | None) -> Worker:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "DISCORD_", "ANTHROPIC_"))}
         env.update(
             ROSTRA_CONFIG=str(CONFIG_PATH),
@@ -145,6 +149,11 @@ async def workers(
             ROSTRA_TEST_DISCORD_API=api.base,
             ROSTRA_TEST_GUILD=json.dumps(_guild(api, channel)),
         )
+        for name, value in changed.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
         process = _spawn(env, tmp_path / "stderr.log")
         worker = Worker(process)
         started.append(worker)
@@ -501,3 +510,104 @@ async def test_a_worker_killed_while_the_database_is_away_30_s_is_taken_over_onc
     assert len(shown) == len(spoken), shown
     for text, turn in zip(shown, spoken, strict=True):
         assert turn.text in text and STREAMING not in text
+
+
+OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+OUTAGE = 30.0  # seconds the model answers nothing but 529 overloaded
+
+
+@pytest.fixture
+async def claude() -> AsyncIterator[FakeAnthropic]:
+    """Anthropic's API on loopback, taking a second over each answer; each turn's text is its own."""
+    fake = FakeAnthropic(turn_text=lambda n: f"Claude speaks, call {n}: cars clog cities.", thinking=1.0)
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+def _on_claude(claude: FakeAnthropic) -> dict[str, str | None]:
+    """A worker's environment for the real Claude client against the fake (two failures in a row
+    are an outage, so the test need not wait through six; three rounds are enough to go on after it)."""
+    return {
+        "ROSTRA_MODEL__DEFAULT": "anthropic:claude-sonnet-5-5",
+        "ROSTRA_MODEL__SCRIPT": None,
+        "ROSTRA_MODEL__ANTHROPIC_BASE_URL": claude.base_url,
+        "ROSTRA_MODEL__FAILURE_LIMIT": "2",
+        "ROSTRA_LIMITS__MAX_ROUNDS": "3",
+        "ANTHROPIC_API_KEY": "sk-test-offline",
+    }
+
+
+def _persona_posts(api: FakeDiscordREST, thread: int) -> list[str]:
+    """What the personas' webhooks show in the thread (their turns and stand-in lines), oldest first."""
+    hooks = {h["id"] for h in api.webhooks.values()}
+    return [m["content"] for m in api.in_channel(thread) if m.get("webhook_id") in hooks]
+
+
+def _notices(api: FakeDiscordREST, thread: int, words: str) -> list[str]:
+    return [m["content"] for m in api.in_channel(thread) if words in m["content"]]
+
+
+@pytest.mark.parametrize("then", ["stopped through the other worker", "its worker killed"])
+async def test_a_model_out_for_30_s_is_waited_out_whichever_worker_people_reach(
+    api: FakeDiscordREST,
+    workers: Callable[..., Awaitable[Worker]],
+    channel: int,
+    storage_url: str,
+    claude: FakeAnthropic,
+    then: str,
+) -> None:
+    """Claude overloaded for 30 s from the second turn, two workers: the debate pauses and says so.
+    A Stop pressed on the other worker meanwhile ends it at once, and the model is asked nothing
+    more; a worker killed meanwhile has its debate taken over, waited out by the other worker, and
+    played to its end once the model answers. Either way each stored turn shows once, whole."""
+    a, b = await workers(**_on_claude(claude)), await workers(**_on_claude(claude))
+    await _start(api, a, channel, ALICE)
+    owner, other = await _owner(storage_url, [a, b])
+    (thread,) = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
+    await api.wait_until(lambda: len(_persona_posts(api, thread)) >= 1, within=60)
+    until = time.monotonic() + OUTAGE
+    claude.add_fault(Fault(matches=lambda r: True, status=529, body=OVERLOADED, times=None, until=until))
+    paused = "The model is not answering"
+    await api.wait_until(lambda: bool(_notices(api, thread, paused)), within=30)
+
+    if then == "stopped through the other worker":
+        asked = time.monotonic()
+        stopped = await _ask(api, other, channel, ALICE, "stop")
+        assert stopped.content.startswith(("Stopping the debate", "Asked the debate to stop")), (
+            stopped.content
+        )
+        while await _status_of(storage_url) != "stopped":
+            assert time.monotonic() - asked < 3 + ROOM, "the stop waited for the model"
+            await asyncio.sleep(0.2)
+        calls = len(claude.requests)
+        await asyncio.sleep(5.0)  # the owner's next try, were it still trying
+        assert len(claude.requests) == calls  # nothing more asked of the model
+        assert time.monotonic() < until  # all of it inside the outage
+    else:
+        owner.kill()
+        deadline = until + LEASE + HEARTBEAT + ROOM + 60
+        while await _status_of(storage_url) == "running":
+            assert time.monotonic() < deadline, "the debate never ended after the model came back"
+            await asyncio.sleep(0.5)
+        assert await _status_of(storage_url) == "completed"
+        assert _notices(api, thread, "Paused for")  # the thread was told the debate went on
+
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        events = await store.events(record.id)
+    finally:
+        await store.close()
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
+    if then == "its worker killed":
+        assert [e for e in events if isinstance(e, Notice) and e.message == TAKEN_OVER]
+    spoken = [e for e in events if isinstance(e, TurnCompleted)]
+    await api.wait_until(lambda: len(_persona_posts(api, thread)) >= len(spoken), within=30)
+    await asyncio.sleep(1.0)  # time for a doubled message, if there were one
+    shown = _persona_posts(api, thread)
+    assert len(shown) == len(spoken), shown
+    for text, turn in zip(shown, spoken, strict=True):
+        assert turn.text.strip(" …") in text and STREAMING not in text
+    assert not _notices(api, thread, "failed")  # the outage never ended the debate as failed
