@@ -1,5 +1,5 @@
-"""What the bot tests share: the database a test's processes use, on each backend, and the local
-Slack Web API (a module with another platform's fake names its own `api`)."""
+"""What the bot tests share: the database a test's processes use, on each backend; the local Slack
+Web API (a module with another platform's fake names its own `api`); the local Anthropic API."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from testkit.anthropic_api import FakeAnthropic
 from testkit.slack_api import FakeSlack
 
 
@@ -22,6 +23,15 @@ def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @pytest.fixture
 async def api() -> AsyncIterator[FakeSlack]:
     fake = FakeSlack()
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+async def claude() -> AsyncIterator[FakeAnthropic]:
+    """Anthropic's API, taking a second over each answer; each call's text is its own."""
+    fake = FakeAnthropic(turn_text=lambda n: f"Claude speaks, call {n}: cars clog cities.", thinking=1.0)
     await fake.start()
     yield fake
     await fake.stop()

@@ -39,7 +39,7 @@ from testkit.anthropic_api import FakeAnthropic
 from testkit.discord_interactions import APP_ID, EVERYTHING, GUILD_ID, Reply
 from testkit.discord_rest import FakeDiscordREST
 from testkit.discord_world import FAST
-from testkit.server import Fault
+from tests.bot.model_outage import BACK, PAUSED, on_claude, overload
 from tests.core.test_store_faults import hold_lock
 from tests.helpers import CONFIG_PATH, REPO, write_script
 
@@ -512,32 +512,6 @@ async def test_a_worker_killed_while_the_database_is_away_30_s_is_taken_over_onc
         assert turn.text in text and STREAMING not in text
 
 
-OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-OUTAGE = 30.0  # seconds the model answers nothing but 529 overloaded
-
-
-@pytest.fixture
-async def claude() -> AsyncIterator[FakeAnthropic]:
-    """Anthropic's API on loopback, taking a second over each answer; each turn's text is its own."""
-    fake = FakeAnthropic(turn_text=lambda n: f"Claude speaks, call {n}: cars clog cities.", thinking=1.0)
-    await fake.start()
-    yield fake
-    await fake.stop()
-
-
-def _on_claude(claude: FakeAnthropic) -> dict[str, str | None]:
-    """A worker's environment for the real Claude client against the fake (two failures in a row
-    are an outage, so the test need not wait through six; three rounds are enough to go on after it)."""
-    return {
-        "ROSTRA_MODEL__DEFAULT": "anthropic:claude-sonnet-5-5",
-        "ROSTRA_MODEL__SCRIPT": None,
-        "ROSTRA_MODEL__ANTHROPIC_BASE_URL": claude.base_url,
-        "ROSTRA_MODEL__FAILURE_LIMIT": "2",
-        "ROSTRA_LIMITS__MAX_ROUNDS": "3",
-        "ANTHROPIC_API_KEY": "sk-test-offline",
-    }
-
-
 def _persona_posts(api: FakeDiscordREST, thread: int) -> list[str]:
     """What the personas' webhooks show in the thread (their turns and stand-in lines), oldest first."""
     hooks = {h["id"] for h in api.webhooks.values()}
@@ -561,15 +535,13 @@ async def test_a_model_out_for_30_s_is_waited_out_whichever_worker_people_reach(
     A Stop pressed on the other worker meanwhile ends it at once, and the model is asked nothing
     more; a worker killed meanwhile has its debate taken over, waited out by the other worker, and
     played to its end once the model answers. Either way each stored turn shows once, whole."""
-    a, b = await workers(**_on_claude(claude)), await workers(**_on_claude(claude))
+    a, b = await workers(**on_claude(claude)), await workers(**on_claude(claude))
     await _start(api, a, channel, ALICE)
     owner, other = await _owner(storage_url, [a, b])
     (thread,) = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
     await api.wait_until(lambda: len(_persona_posts(api, thread)) >= 1, within=60)
-    until = time.monotonic() + OUTAGE
-    claude.add_fault(Fault(matches=lambda r: True, status=529, body=OVERLOADED, times=None, until=until))
-    paused = "The model is not answering"
-    await api.wait_until(lambda: bool(_notices(api, thread, paused)), within=30)
+    until = overload(claude, time.monotonic())
+    await api.wait_until(lambda: bool(_notices(api, thread, PAUSED)), within=30)
 
     if then == "stopped through the other worker":
         asked = time.monotonic()
@@ -591,7 +563,7 @@ async def test_a_model_out_for_30_s_is_waited_out_whichever_worker_people_reach(
             assert time.monotonic() < deadline, "the debate never ended after the model came back"
             await asyncio.sleep(0.5)
         assert await _status_of(storage_url) == "completed"
-        assert _notices(api, thread, "Paused for")  # the thread was told the debate went on
+        assert _notices(api, thread, BACK)  # the thread was told the debate went on
 
     store = await open_store(storage_url, StorageSettings(url=storage_url))
     try:

@@ -3,7 +3,8 @@ real `rostra slack --http` workers on one database (SQLite and Postgres), as on 
 the leases tell who lives). The worker that did not run the debate answers Status from the store,
 records the starter's Stop, takes the debate over once the dead worker's lease runs out, and applies
 the Stop; the thread shows every turn once, none lost and none doubled. A worker paused (SIGSTOP)
-instead, with turns it still owed Slack, shows none of them when it wakes after the takeover."""
+instead, with turns it still owed Slack, shows none of them when it wakes after the takeover. One
+killed while Claude is overloaded for 30 s has its debate waited out and finished by the other."""
 
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ from core.events import DebateCompleted, Notice, TurnCompleted
 from core.recovery import TAKEN_OVER
 from core.settings import StorageSettings
 from core.storage import open_store
+from testkit.anthropic_api import FakeAnthropic
 from testkit.slack_api import FakeSlack
 from testkit.slack_world import ALICE, BOB, CHANNEL, SCRIPT, envelope, mention_event
+from tests.bot.model_outage import BACK, PAUSED, on_claude, overload
 from tests.bot.slack_cluster import (
     Worker,
     buttons,
@@ -47,10 +50,9 @@ PACED: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[list[Worker]]:
+def _envs(tmp_path: Path, api: FakeSlack, storage_url: str) -> list[dict[str, str]]:
     script = write_script(tmp_path, PACED)
-    envs = [
+    return [
         worker_env(
             storage_url,
             script,
@@ -66,6 +68,26 @@ def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[list[W
         )
         for n in range(2)
     ]
+
+
+@pytest.fixture
+def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[list[Worker]]:
+    with running_workers(_envs(tmp_path, api, storage_url), tmp_path / "stderr.log") as started:
+        yield started
+
+
+@pytest.fixture
+def claude_workers(
+    tmp_path: Path, api: FakeSlack, storage_url: str, claude: FakeAnthropic
+) -> Iterator[list[Worker]]:
+    """The two workers, speaking through Claude's real client against the local fake."""
+    envs = _envs(tmp_path, api, storage_url)
+    for env in envs:
+        for name, value in on_claude(claude).items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
     with running_workers(envs, tmp_path / "stderr.log") as started:
         yield started
 
@@ -166,3 +188,47 @@ async def test_a_worker_paused_owing_slack_turns_shows_none_of_them_when_it_wake
     for (_, text), turn in zip(shown, stored, strict=True):
         assert turn.text in text
     assert owner.process.poll() is None  # awake, not crashed
+
+
+def _said(api: FakeSlack, card: dict[str, Any], words: str) -> list[str]:
+    texts = [str(m.get("text", "")) for m in api.thread(CHANNEL, card["ts"])]
+    return [text for text in texts if words in text]
+
+
+async def test_a_worker_killed_while_claude_is_overloaded_has_its_debate_waited_out_by_the_other(
+    api: FakeSlack, claude_workers: list[Worker], claude: FakeAnthropic, storage_url: str
+) -> None:
+    """Claude overloaded for 30 s from the first turn: the thread is told the debate waits; its
+    worker is killed meanwhile. The other takes the debate over, waits the model out, and plays it
+    to its end: each stored turn shown once and whole, the thread told it went on, nothing failed."""
+    await claude_workers[0].event(json.dumps(envelope(mention_event(f"debate {TOPIC}"))))
+    card = await running_card(api, CHANNEL)
+    owner, _ = await owner_and_other(claude_workers, storage_url, TOPIC)
+    await api.wait_until(lambda: len(_turns_shown(api, card)) >= 1, within=60)
+    until = overload(claude, time.monotonic())
+    await api.wait_until(lambda: bool(_said(api, card, PAUSED)), within=30)
+    owner.kill()
+
+    deadline = until + LEASE + HEARTBEAT + SLACK_ROOM + 60
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        while (current := await store.get_debate(record.id)) is not None and current.status == "running":
+            assert time.monotonic() < deadline, "the debate never ended after the model came back"
+            await asyncio.sleep(0.5)
+        events = await store.events(record.id)
+    finally:
+        await store.close()
+    assert current is not None and current.status == "completed", current
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
+    assert [e for e in events if isinstance(e, Notice) and e.message == TAKEN_OVER]
+    stored = [e for e in events if isinstance(e, TurnCompleted)]
+    await api.wait_until(lambda: len(_turns_shown(api, card)) >= len(stored), within=30)
+    await asyncio.sleep(1.0)  # time for a doubled message, if there were one
+    shown = _turns_shown(api, card)
+    assert [turn for turn, _ in shown] == [e.turn_id for e in stored]  # each once, in order
+    for (_, text), turn in zip(shown, stored, strict=True):
+        assert turn.text in text and not text.endswith("…")  # whole, not a draft
+    assert _said(api, card, BACK)  # the thread was told the debate went on
+    assert not _said(api, card, "failed")
