@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import assert_never
 
+from adapters.ballot_card import CardEvent
 from adapters.ballot_words import clicking
 from adapters.chunking import split_message
 from adapters.discord.render.cards import (
@@ -141,24 +142,14 @@ class DiscordView:
                 # the ballot's seeds go on only when people may vote, and only for what they may
                 # choose: no bot reactions on a card nobody can vote on, none counted as votes.
                 # The countdown first, then the seeds: the window's clock starts once both show.
-                opened = self._ballot_update(event.vote_id, window=event)
+                opened = self._ballot_update(event)
                 if opened:
                     opened.extend(self._seeds(event.vote_id, event.options))
                 return opened
-            case VoteCast():
-                view = self._ballots.get(event.vote_id)
-                if view is None:
-                    return []
-                (view.people if event.voter.human else view.ai)[event.voter.id] = event
-                return [self._card(view, live=event.voter.human)]
-            case VoteWithdrawn():
-                view = self._ballots.get(event.vote_id)
-                if view is None:
-                    return []
-                view.people.pop(event.voter.id, None)
-                return [self._card(view, live=True)]
+            case VoteCast() | VoteWithdrawn():  # people's votes are live edits, AI votes are not
+                return self._ballot_update(event, live=isinstance(event, VoteWithdrawn) or event.voter.human)
             case VotingClosed():
-                return self._ballot_update(event.vote_id, closed=event)
+                return self._ballot_update(event)
             case SpeakerSwitched():
                 return [Show(f"switch:{event.seq}", (Post(content=switch_text(event)),))]
             case ClockTick():
@@ -227,17 +218,12 @@ class DiscordView:
         card = clicking_card(vote_card(view)) if self.buttons else vote_card(view)
         return Show(vote_slot(view.started.vote_id), (Post(cards=(card,)),), live=live)
 
-    def _ballot_update(
-        self, vote_id: str, *, window: HumanVoteOpened | None = None, closed: VotingClosed | None = None
-    ) -> list[Op]:
-        view = self._ballots.get(vote_id)
+    def _ballot_update(self, event: CardEvent, *, live: bool = False) -> list[Op]:
+        view = self._ballots.get(event.vote_id)
         if view is None:
             return []
-        if window is not None:
-            view.window = window
-        if closed is not None:
-            view.closed = closed
-        return [self._card(view)]
+        view.see(event)
+        return [self._card(view, live=live)]
 
     def started_vote(self, vote_id: str) -> VotingStarted | None:
         view = self._ballots.get(vote_id)

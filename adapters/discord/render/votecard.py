@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import timedelta
 
+from adapters.ballot_card import BallotCard
 from adapters.discord.render.cards import (
     BLURPLE,
     DESCRIPTION_LIMIT,
@@ -18,7 +18,7 @@ from adapters.discord.render.cards import (
     timestamp,
 )
 from adapters.discord.render.ops import Card
-from core.events import HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
+from core.events import HumanVoteOpened
 from core.formats.council import ABSTAIN
 from core.models import VoteOption
 
@@ -26,33 +26,12 @@ CLOSED_TO_PEOPLE = "closed: reactions no longer count"
 _DECISION_COLOR = {"keep": GREEN, "replace": RED, "for": GREEN, "against": RED}
 
 
-@dataclass
-class BallotView:
-    """What a vote card shows: the ballot, AI votes as they arrive, people's votes, the result."""
-
-    started: VotingStarted
-    ai: dict[str, VoteCast] = field(default_factory=dict)
-    people: dict[str, VoteCast] = field(default_factory=dict)
-    window: HumanVoteOpened | None = None
-    closed: VotingClosed | None = None
-
-    def option(self, key: str) -> VoteOption | None:
-        return next((o for o in self.started.options if o.key == key), None)
+class BallotView(BallotCard):
+    """What a vote card shows (adapters/ballot_card.py), its options labelled for Discord."""
 
     def choice_text(self, key: str) -> str:
         option = self.option(key)
         return option_label(option) if option is not None else key
-
-    @property
-    def open_options(self) -> tuple[VoteOption, ...]:
-        """What people may vote for: the window's options (a tie offers only the tied ones)."""
-        return self.window.options if self.window is not None else self.started.options
-
-    def people_tally(self) -> dict[str, int]:
-        counts = {o.key: 0 for o in self.open_options}
-        for vote in self.people.values():
-            counts[vote.choice] = counts.get(vote.choice, 0) + 1
-        return counts
 
 
 def _tally_text(view: BallotView, tally: Mapping[str, float]) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import assert_never
 
+from adapters.ballot_card import CardEvent
 from adapters.card_text import plural
 from adapters.chunking import split_message
 from adapters.results import ResultTracker
@@ -156,7 +157,7 @@ class SlackView:
             case TurnCompleted():
                 return self._turn_completed(event)
             case VotingStarted():
-                started = BallotView(event, option_reactions(event.options))
+                started = BallotView(event, reactions=option_reactions(event.options))
                 self._ballots[event.vote_id] = started
                 text, blocks = vote_card(started, buttons=self.buttons)
                 seeded = event.humans != "off" and not self.buttons
@@ -291,21 +292,12 @@ class SlackView:
 
     # --- votes ----------------------------------------------------------------------------------
 
-    def _ballot_changed(self, event: HumanVoteOpened | VoteCast | VoteWithdrawn | VotingClosed) -> list[Op]:
+    def _ballot_changed(self, event: CardEvent) -> list[Op]:
         ballot = self._ballots.get(event.vote_id)
         if ballot is None:
             return []
-        interim = True
-        if isinstance(event, HumanVoteOpened):
-            ballot.window, interim = event, False
-        elif isinstance(event, VoteCast) and event.voter.human:
-            ballot.people[event.voter.id] = event.choice
-        elif isinstance(event, VoteCast):
-            ballot.ai[event.voter.id] = event
-        elif isinstance(event, VoteWithdrawn):
-            ballot.people.pop(event.voter.id, None)
-        else:
-            ballot.closed, interim = event, False
+        ballot.see(event)
+        interim = not isinstance(event, HumanVoteOpened | VotingClosed)  # an opening or a result must show
         return [self._card(ballot, interim=interim, now=event.at)]
 
     def countdown(self, vote_id: str, now: datetime) -> Update | None:

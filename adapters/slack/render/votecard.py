@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from adapters.ballot_card import BallotCard
 from adapters.card_text import either
 from adapters.slack.ballots.buttons.blocks import ballot_block
 from adapters.slack.ballots.windows import closes_at, span, time_left
@@ -14,22 +15,16 @@ from adapters.slack.render.blocks import MAX_BLOCKS, capped, context, section, s
 from adapters.slack.render.emoji import option_mark
 from adapters.slack.render.ops import Block
 from adapters.slack.render.text import escape
-from core.events import HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
+from core.events import VoteCast
 from core.formats.council import ABSTAIN
-from core.models import PersonaRef, VoteOption
+from core.models import PersonaRef
 
 
 @dataclass
-class BallotView:
-    started: VotingStarted
-    reactions: dict[str, str]
-    ai: dict[str, VoteCast] = field(default_factory=dict)
-    people: dict[str, str] = field(default_factory=dict)
-    window: HumanVoteOpened | None = None
-    closed: VotingClosed | None = None
+class BallotView(BallotCard):
+    """What a vote card shows (adapters/ballot_card.py), with the reaction each option is voted by."""
 
-    def option(self, key: str) -> VoteOption | None:
-        return next((o for o in self.started.options if o.key == key), None)
+    reactions: dict[str, str] = field(default_factory=dict)  # option key → emoji name
 
     def choice_text(self, key: str) -> str:
         option = self.option(key)
@@ -40,8 +35,7 @@ class BallotView:
     @property
     def open_keys(self) -> list[str]:
         """The options people may vote for: during a tie, only the tied ones."""
-        options = self.window.options if self.window is not None else self.started.options
-        return [o.key for o in options if self.option(o.key) is not None]
+        return [o.key for o in self.open_options if self.option(o.key) is not None]
 
     @property
     def narrowed(self) -> bool:
@@ -54,12 +48,6 @@ class BallotView:
         if keys is None:
             keys = [o.key for o in self.started.options] + [k for k in tally if self.option(k) is None]
         return " · ".join(f"{self.choice_text(k)} {tally.get(k, 0):g}" for k in keys)
-
-    def people_tally(self) -> dict[str, int]:
-        counts = dict.fromkeys(self.open_keys, 0)
-        for choice in self.people.values():
-            counts[choice] = counts.get(choice, 0) + 1
-        return counts
 
 
 def _ai_line(ballot: BallotView, voter: PersonaRef | None, vote: VoteCast | None) -> str:
