@@ -143,6 +143,11 @@ class Replay:
             self._pos += 1
 
     @property
+    def events(self) -> list[Event]:
+        """The whole stored log, consumed or not."""
+        return list(self._events)
+
+    @property
     def active(self) -> bool:
         self._advance()
         return self._pos < len(self._events)

@@ -122,6 +122,11 @@ class OutageWatch(Protocol):
         """It answers again after `waited` seconds: the clock goes on; say how long it paused."""
         ...
 
+    async def answering(self, provider: str) -> None:
+        """A live call got through while the provider was up here (an outage the debate was in before a
+        takeover may be over)."""
+        ...
+
 
 class _Unwatched:
     """Waiting out an outage with nobody told (a breaker outside a session)."""
@@ -136,6 +141,9 @@ class _Unwatched:
         return None
 
     async def back(self, provider: str, waited: float) -> None:
+        return None
+
+    async def answering(self, provider: str) -> None:
         return None
 
 
@@ -175,6 +183,8 @@ class ModelBreaker:
 
     async def succeeded(self, *, live: bool = True) -> None:
         self.failures = 0
+        if self.down_since is None and live:
+            await self.watch.answering(self.provider)
         if self.down_since is not None:
             waited = self.watch.now() - self.down_since
             self.down_since, self._delay = None, FIRST_PROBE

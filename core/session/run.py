@@ -27,7 +27,7 @@ from core.replay import Replay, ResumeMismatch
 from core.session import notices
 from core.session.emit import EventPath
 from core.session.ending import LEAVES_LOOSE_ENDS, STATUS_OF_REASON, close_loose_ends, plain_summary
-from core.session.model_watch import ModelWatch
+from core.session.model_watch import ModelWatch, told_waiting
 from core.session.notices import PendingNotices
 from core.session.outage import StoreGuard
 from core.session.platform import PlatformGate
@@ -114,7 +114,10 @@ class DebateSession:
             ballots=self.ballots,
             replay=replay,
         )
-        self.models_down = ModelWatch(clock, self.debate_clock, self._emit)  # a provider waited out
+        told = replay is not None and told_waiting(replay.events)  # taken over mid-outage
+        self.models_down = ModelWatch(
+            clock, self.debate_clock, self._emit, told=told
+        )  # a provider waited out
         models.watch_outages(self.models_down)
         self.format = runs(self.ctx, options) if runs is not None and options is not None else None
 

@@ -9,7 +9,7 @@ from testkit.server import Fault
 
 OUTAGE = 30.0  # seconds the model answers nothing but 529 overloaded
 PAUSED = "The model is not answering"  # what the thread is told once the debate waits for it
-BACK = "Paused for"  # what it is told when the debate goes on
+BACK = "The debate goes on."  # what it is told when the model answers again
 
 
 def on_claude(claude: FakeAnthropic) -> dict[str, str | None]:

@@ -563,7 +563,10 @@ async def test_a_model_out_for_30_s_is_waited_out_whichever_worker_people_reach(
             assert time.monotonic() < deadline, "the debate never ended after the model came back"
             await asyncio.sleep(0.5)
         assert await _status_of(storage_url) == "completed"
-        assert _notices(api, thread, BACK)  # the thread was told the debate went on
+        assert len(_notices(api, thread, BACK)) == 1  # the thread was told the debate went on
+        assert (
+            len(_notices(api, thread, PAUSED)) == 1
+        )  # and that it waits, once, not again after the takeover
 
     store = await open_store(storage_url, StorageSettings(url=storage_url))
     try:

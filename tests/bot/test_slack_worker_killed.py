@@ -199,8 +199,9 @@ async def test_a_worker_killed_while_claude_is_overloaded_has_its_debate_waited_
     api: FakeSlack, claude_workers: list[Worker], claude: FakeAnthropic, storage_url: str
 ) -> None:
     """Claude overloaded for 30 s from the first turn: the thread is told the debate waits; its
-    worker is killed meanwhile. The other takes the debate over, waits the model out, and plays it
-    to its end: each stored turn shown once and whole, the thread told it went on, nothing failed."""
+    worker is killed meanwhile. The other takes the debate over, waits the model out without saying
+    so again, and plays it to its end: each stored turn shown once and whole, the thread told it went
+    on, nothing failed."""
     await claude_workers[0].event(json.dumps(envelope(mention_event(f"debate {TOPIC}"))))
     card = await running_card(api, CHANNEL)
     owner, _ = await owner_and_other(claude_workers, storage_url, TOPIC)
@@ -230,5 +231,6 @@ async def test_a_worker_killed_while_claude_is_overloaded_has_its_debate_waited_
     assert [turn for turn, _ in shown] == [e.turn_id for e in stored]  # each once, in order
     for (_, text), turn in zip(shown, stored, strict=True):
         assert turn.text in text and not text.endswith("…")  # whole, not a draft
-    assert _said(api, card, BACK)  # the thread was told the debate went on
+    assert len(_said(api, card, BACK)) == 1  # the thread was told the debate went on
+    assert len(_said(api, card, PAUSED)) == 1  # that it waits: once, not again after the takeover
     assert not _said(api, card, "failed")

@@ -21,11 +21,12 @@ from bot.config import Secrets
 from core.clock import RealClock
 from core.events import DebateCompleted, Event, Notice, TurnCompleted
 from core.llm.breaker import KEY_REFUSED, failed_in_a_row, refuses_key, unavailable, unavailable_for
+from core.spec import DebateSpec
 from core.state import word_count
 from testkit.anthropic_api import FakeAnthropic
 from testkit.server import Fault
 from tests.core.runs import run_debate
-from tests.core.test_resume import events_of, resume
+from tests.core.test_resume import config_for, events_of, resume, run_until
 from tests.helpers import REPO, RecordingSink, make_config, write_script
 
 
@@ -216,6 +217,32 @@ async def test_a_debate_the_model_outage_stopped_goes_on_when_resumed(tmp_path: 
     assert codes.count("model_paused") == 1 and codes.count("model_unavailable") == 1
     assert "model_back" not in codes  # the resumed debate found the model answering: nothing to say
     assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
+
+
+@pytest.mark.parametrize("still_down", [0, 3], ids=["answering", "still overloaded a while"])
+async def test_a_debate_taken_up_in_the_middle_of_a_model_outage_does_not_say_it_twice(
+    tmp_path: Path, still_down: int
+) -> None:
+    """The process running the debate goes while the debate waits for the model, the thread told so.
+    The debate taken up again (a takeover, a restart) does not tell the thread a second time, and
+    says when the model answers, without claiming how long it was down."""
+    overloaded = {"failure_limit": 2, "outage_limit": 100_000}
+    first = config_for(tmp_path, {"proposition": ["P1."], "opposition": [OVERLOADED] * 200})
+    spec = DebateSpec(
+        "arena", "Should cities ban cars?", {"rounds": 2, "exchanges_per_round": 1, "humans": "off"}
+    )
+    first = first.model_copy(update={"model": first.model.model_copy(update=overloaded)})
+    debate_id = await run_until(first, spec, lambda e: isinstance(e, Notice) and e.code == "model_paused")
+    later = {"proposition": ["P1.", "P2.", "P3."], "opposition": [*[OVERLOADED] * still_down, "O1.", "O2."]}
+    config = config_for(tmp_path, later)
+    config = config.model_copy(update={"model": config.model.model_copy(update=overloaded)})
+    [handle], [result] = await resume(config, RecordingSink())
+    assert handle.debate_id == debate_id and result.reason == "max_rounds", result.detail
+    events, _ = await events_of(config, debate_id)
+    told = [e.message for e in events if isinstance(e, Notice) and e.code in ("model_paused", "model_back")]
+    assert len(told) == 2 and told[0].startswith("The model is not answering"), told
+    assert told[1] == "The model answers again. The debate goes on."
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
 
 
 @pytest.mark.slow
