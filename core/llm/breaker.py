@@ -127,6 +127,11 @@ class OutageWatch(Protocol):
         takeover may be over)."""
         ...
 
+    async def calling(self) -> None:
+        """Before each live call: raises (core.errors.LeaseLost) once the debate is no longer this
+        process's, so a process woken from a pause pays for no call another is making."""
+        ...
+
 
 class _Unwatched:
     """Waiting out an outage with nobody told (a breaker outside a session)."""
@@ -144,6 +149,9 @@ class _Unwatched:
         return None
 
     async def answering(self, provider: str) -> None:
+        return None
+
+    async def calling(self) -> None:
         return None
 
 
@@ -170,16 +178,17 @@ class ModelBreaker:
 
     async def admit(self) -> None:
         """Before a call: ModelOutage once tripped (no call is made); while the provider is down,
-        wait before this call, which is the next probe."""
+        wait before this call, which is the next probe; LeaseLost once the debate is another's."""
         if self.reason is not None:
             raise ModelOutage(self.reason, resumable=self.resumable)
-        if self.down_since is None:
-            return
-        waited = self.watch.now() - self.down_since
-        if waited >= self.outage_limit:
-            raise self._trip(unavailable_for(waited), resumable=True)
-        delay, self._delay = min(self._delay, self.outage_limit - waited), min(self._delay * 2, LONGEST_PROBE)
-        await self.watch.sleep(delay)
+        if self.down_since is not None:
+            waited = self.watch.now() - self.down_since
+            if waited >= self.outage_limit:
+                raise self._trip(unavailable_for(waited), resumable=True)
+            delay = min(self._delay, self.outage_limit - waited)
+            self._delay = min(self._delay * 2, LONGEST_PROBE)
+            await self.watch.sleep(delay)
+        await self.watch.calling()  # after the wait: a pause most likely falls in it
 
     async def succeeded(self, *, live: bool = True) -> None:
         self.failures = 0

@@ -7,14 +7,17 @@ again). Past the outage limit the debate stops, resumable, and says so (`failure
 
 A debate taken over (or resumed) in the middle of an outage finds in its log that the thread was told
 it waits (`told`): it does not say so again, and says when the model answers (without a duration:
-the process that saw the outage begin is gone).
+the process that saw the outage begin is gone). Before each live call the store is asked whether the
+debate is still this process's (`still_ours`): a process woken from a pause, its debate taken over
+meanwhile, does not go on probing the model or pay for a call the new owner makes too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from core.clock import Clock, DebateClock
+from core.errors import LeaseLost
 from core.events import Emit, Event, Notice
 
 PAUSED_CODE = "model_paused"
@@ -31,8 +34,18 @@ def told_waiting(log: Sequence[Event]) -> bool:
 class ModelWatch:
     """One debate's side of its model providers' outages (a `core.llm.breaker.OutageWatch`)."""
 
-    def __init__(self, clock: Clock, debate_clock: DebateClock, emit: Emit, *, told: bool = False) -> None:
-        """`told`: the thread was told the debate waits, before a takeover (`told_waiting`)."""
+    def __init__(
+        self,
+        clock: Clock,
+        debate_clock: DebateClock,
+        emit: Emit,
+        *,
+        still_ours: Callable[[], Awaitable[bool]] | None = None,
+        told: bool = False,
+    ) -> None:
+        """`still_ours`: whether the debate is still this process's (asked before each live call);
+        `told`: the thread was told the debate waits, before a takeover (`told_waiting`)."""
+        self._still_ours = still_ours
         self._told = told
         self._clock = clock
         self._debate_clock = debate_clock
@@ -43,6 +56,10 @@ class ModelWatch:
 
     def now(self) -> float:
         return self._clock.now()
+
+    async def calling(self) -> None:
+        if self._still_ours is not None and not await self._still_ours():
+            raise LeaseLost("another process runs this debate now: no more calls from here")
 
     async def sleep(self, seconds: float) -> None:
         await self._clock.sleep(seconds)

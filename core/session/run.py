@@ -115,9 +115,9 @@ class DebateSession:
             replay=replay,
         )
         told = replay is not None and told_waiting(replay.events)  # taken over mid-outage
-        self.models_down = ModelWatch(
-            clock, self.debate_clock, self._emit, told=told
-        )  # a provider waited out
+        self.models_down = ModelWatch(  # providers waited out; no call once the debate is another's
+            clock, self.debate_clock, self._emit, still_ours=self._still_ours, told=told
+        )
         models.watch_outages(self.models_down)
         self.format = runs(self.ctx, options) if runs is not None and options is not None else None
 
@@ -133,6 +133,14 @@ class DebateSession:
     def store_failure(self) -> str | None:
         """Why the store stopped this debate (it stays resumable), if it did."""
         return self._guard.failure
+
+    async def _still_ours(self) -> bool:
+        """The debate is still this process's (the store's lease fence); if not, it stops, as on a
+        write the fence refused."""
+        if await self._store.still_held(self.debate_id):
+            return True
+        self._guard.lose_lease()
+        return False
 
     def _stop_format(self) -> None:
         """Cancel the format's task, unless that is the one asking (it is stopping anyway)."""

@@ -36,6 +36,7 @@ from core.recovery import TAKEN_OVER
 from core.settings import StorageSettings
 from core.storage import open_store
 from testkit.anthropic_api import FakeAnthropic
+from testkit.anthropic_api import Request as AnthropicRequest
 from testkit.discord_interactions import APP_ID, EVERYTHING, GUILD_ID, Reply
 from testkit.discord_rest import FakeDiscordREST
 from testkit.discord_world import FAST
@@ -586,3 +587,59 @@ async def test_a_model_out_for_30_s_is_waited_out_whichever_worker_people_reach(
     for text, turn in zip(shown, spoken, strict=True):
         assert turn.text.strip(" …") in text and STREAMING not in text
     assert not _notices(api, thread, "failed")  # the outage never ended the debate as failed
+
+
+async def test_a_worker_paused_while_it_waits_out_the_model_asks_it_nothing_when_it_wakes(
+    api: FakeDiscordREST,
+    workers: Callable[..., Awaitable[Worker]],
+    channel: int,
+    storage_url: str,
+    claude: FakeAnthropic,
+) -> None:
+    """Claude overloaded; the owner, waiting it out, is frozen (SIGSTOP) until the other worker has
+    taken the debate over, then woken: it makes no call to the model (each would be paid for twice,
+    the other worker making it too), and the debate is finished by the other, each turn shown once."""
+    a = await workers(**{**on_claude(claude), "ANTHROPIC_API_KEY": "sk-test-first"})
+    b = await workers(**{**on_claude(claude), "ANTHROPIC_API_KEY": "sk-test-second"})
+    await _start(api, a, channel, ALICE)
+    owner, _ = await _owner(storage_url, [a, b])
+    owners_key = "sk-test-first" if owner is a else "sk-test-second"  # whose calls are whose
+    (thread,) = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
+    await api.wait_until(lambda: len(_persona_posts(api, thread)) >= 1, within=60)
+    until = overload(claude, time.monotonic())
+    await api.wait_until(lambda: bool(_notices(api, thread, PAUSED)), within=30)
+
+    owner.process.send_signal(signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 10
+        while not any(TAKEN_OVER in m["content"] for m in api.in_channel(thread)):
+            assert time.monotonic() < deadline, "the debate was never taken over"
+            await asyncio.sleep(0.2)
+    finally:
+        woken = time.monotonic()
+        owner.process.send_signal(signal.SIGCONT)
+    await asyncio.sleep(max(5.0, until - time.monotonic() + 2))  # its waits run out, the model is back
+
+    def owners(request: AnthropicRequest) -> bool:  # its calls are told apart by its key
+        return owners_key in request.headers.get("x-api-key", "") + request.headers.get("authorization", "")
+
+    assert [r for r in claude.requests if r.at < woken and owners(r)]
+    asked = [r for r in claude.requests if r.at > woken and owners(r)]
+    assert not asked, f"the woken worker asked the model {len(asked)} times"
+    assert owner.process.poll() is None  # awake, not crashed
+    deadline = time.monotonic() + 90
+    while await _status_of(storage_url) == "running":
+        assert time.monotonic() < deadline, "the debate never ended"
+        await asyncio.sleep(0.5)
+    assert await _status_of(storage_url) == "completed"
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        spoken = [e for e in await store.events(record.id) if isinstance(e, TurnCompleted)]
+    finally:
+        await store.close()
+    await api.wait_until(lambda: len(_persona_posts(api, thread)) >= len(spoken), within=30)
+    shown = _persona_posts(api, thread)
+    assert len(shown) == len(spoken), shown
+    for text, turn in zip(shown, spoken, strict=True):
+        assert turn.text in text and STREAMING not in text
