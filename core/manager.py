@@ -321,7 +321,7 @@ class DebateManager:
         """A running debate's status, whichever process runs it (None once it ended): this process's
         own view, else one rebuilt from the stored log (its clock as of its last tick)."""
         session = self._sessions.get(debate_id)
-        if session is not None and not session.done:
+        if session is not None and not session.done and await session.still_ours():
             return session.status()
         record = await self.store.get_debate(debate_id)
         if record is None or record.status != "running":

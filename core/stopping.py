@@ -22,7 +22,8 @@ async def request_stop(
 ) -> StopAnswer:
     """Stop a debate, whichever process runs it; what happened, for the person who asked.
 
-    Here: the debate is told at once. Elsewhere: the stop is left in the store for the owner,
+    Here: the debate is told at once. Elsewhere (or here no longer: taken over while this process
+    was paused past its lease): the stop is left in the store for the owner,
     which applies it as it applies relayed votes (at once on Postgres, within
     `storage.poll_seconds` on SQLite). Either way this waits up to `wait` seconds to see the
     debate end, closed with its statistics ("stopped"), else answers "requested" (it will: a
@@ -30,7 +31,7 @@ async def request_stop(
     "already_ended" and "no_such_debate" when there is nothing to stop. Raises StoreError when
     the store cannot answer."""
     session = sessions.get(debate_id)
-    if session is not None and not session.done:
+    if session is not None and not session.done and await session.still_ours():
         session.request_stop(reason)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(session.wait(), wait)

@@ -406,7 +406,7 @@ class FakeDiscordREST(FakeServer[Request]):
             "pinned": False,
             "type": 0,
             "flags": 0,
-            "components": [],
+            "components": body.get("components") or [],
         }
         if body.get("nonce") is not None:
             message["nonce"] = body["nonce"]
@@ -460,9 +460,9 @@ class FakeDiscordREST(FakeServer[Request]):
         if method == "DELETE":
             self.deleted.add(message_id)
             return 204, None
-        for key in ("content", "embeds"):
+        for key in ("content", "embeds", "components"):
             if key in body:
-                message[key] = body[key] if body[key] is not None else ([] if key == "embeds" else "")
+                message[key] = body[key] if body[key] is not None else ("" if key == "content" else [])
         message["edited_timestamp"] = discord.utils.utcnow().isoformat()
         return 200, message
 

@@ -46,15 +46,20 @@ class DebateHandle:
     async def cast_human_vote(
         self, vote_id: str, voter_id: str, choice: str, *, voter_name: str | None = None
     ) -> None:
-        """Record a person's vote (a newer one replaces theirs). Raises BallotError when refused."""
+        """Record a person's vote (a newer one replaces theirs). Raises BallotError when refused.
+        Once another process has taken the debate over, the vote goes to it through the store."""
         if self.done:
             raise BallotClosedError("The debate has ended.")
-        await self._session.ballots.cast(vote_id, voter_id, choice, voter_name)
+        vote = {"vote_id": vote_id, "voter_id": voter_id, "choice": choice, "voter_name": voter_name}
+        if not await self._session.passed_on(vote):
+            await self._session.ballots.cast(vote_id, voter_id, choice, voter_name)
 
     async def withdraw_human_vote(self, vote_id: str, voter_id: str) -> None:
         if self.done:
             raise BallotClosedError("The debate has ended.")
-        await self._session.ballots.withdraw(vote_id, voter_id)
+        vote = {"vote_id": vote_id, "voter_id": voter_id, "choice": None, "voter_name": None}
+        if not await self._session.passed_on(vote):
+            await self._session.ballots.withdraw(vote_id, voter_id)
 
     async def votes_on_card(self, vote_id: str, votes: Mapping[str, tuple[str, str | None]]) -> None:
         """After a restart: the people's votes the card shows now (person → choice, display name).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Callable
 
@@ -116,7 +117,7 @@ class DebateSession:
         )
         told = replay is not None and told_waiting(replay.events)  # taken over mid-outage
         self.models_down = ModelWatch(  # providers waited out; no call once the debate is another's
-            clock, self.debate_clock, self._emit, still_ours=self._still_ours, told=told
+            clock, self.debate_clock, self._emit, still_ours=self.still_ours, told=told
         )
         models.watch_outages(self.models_down)
         self.format = runs(self.ctx, options) if runs is not None and options is not None else None
@@ -134,13 +135,23 @@ class DebateSession:
         """Why the store stopped this debate (it stays resumable), if it did."""
         return self._guard.failure
 
-    async def _still_ours(self) -> bool:
+    async def still_ours(self) -> bool:
         """The debate is still this process's (the store's lease fence); if not, it stops, as on a
-        write the fence refused."""
+        write the fence refused. Asked before a model call, a person's vote or a Stop taken here: a
+        process woken from a pause past its lease may not have written (and so learnt) anything yet."""
         if await self._store.still_held(self.debate_id):
             return True
         self._guard.lose_lease()
         return False
+
+    async def passed_on(self, vote: dict[str, str | None]) -> bool:
+        """A person's vote that reached this process after another took the debate over: left in the
+        store for the new owner, as a vote cast through any other process is (True); False while the
+        debate is this process's."""
+        if await self.still_ours():
+            return False
+        await self._store.post_vote(self.debate_id, json.dumps(vote))
+        return True
 
     def _stop_format(self) -> None:
         """Cancel the format's task, unless that is the one asking (it is stopping anyway)."""

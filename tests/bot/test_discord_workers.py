@@ -31,7 +31,7 @@ import asyncpg
 import pytest
 
 from adapters.discord.delivery.webhooks import SEAT_KEY, SEAT_SHARE
-from core.events import DebateCompleted, Notice, TurnCompleted
+from core.events import DebateCompleted, Notice, TurnCompleted, VoteCast, VotingClosed
 from core.recovery import TAKEN_OVER
 from core.settings import StorageSettings
 from core.storage import open_store
@@ -643,3 +643,66 @@ async def test_a_worker_paused_while_it_waits_out_the_model_asks_it_nothing_when
     assert len(shown) == len(spoken), shown
     for text, turn in zip(shown, spoken, strict=True):
         assert turn.text in text and STREAMING not in text
+
+
+async def test_a_vote_clicked_on_a_worker_woken_after_a_takeover_is_counted_by_the_new_owner(
+    api: FakeDiscordREST, workers: Callable[..., Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    """People vote with buttons; the owner is frozen (SIGSTOP) while the window is open, the other
+    worker takes the debate over, and the old owner is woken. A click that reaches the woken worker
+    (its debate still open there: it has written nothing since) is answered as a vote and counted
+    by the new owner, not lost with the old owner's copy of the debate."""
+    window = {"ROSTRA_DISCORD__BALLOT": "buttons", "ROSTRA_ARENA__HUMAN_WINDOW": "45"}
+    a, b = await workers(**window), await workers(**window)
+    payload = api.interactions.payload_for_slash(
+        channel_id=channel,
+        user=ALICE,
+        sub="start",
+        options={"topic": TOPIC, "exchanges": 1, "humans": "vote"},
+    )
+    await _answer(api, await a.feed(payload))
+    owner, _ = await _owner(storage_url, [a, b])
+    (thread,) = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
+
+    def ballot() -> dict[str, Any] | None:
+        for message in api.in_channel(thread):
+            ids = [c["custom_id"] for row in message.get("components", []) for c in row.get("components", [])]
+            if any(i.startswith("rostra:ballot:") and i.endswith(":keep") for i in ids):
+                return message
+        return None
+
+    await api.wait_until(lambda: ballot() is not None, within=60)
+    owner.process.send_signal(signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 10
+        while not any(TAKEN_OVER in m["content"] for m in api.in_channel(thread)):
+            assert time.monotonic() < deadline, "the debate was never taken over"
+            await asyncio.sleep(0.2)
+    finally:
+        owner.process.send_signal(signal.SIGCONT)
+    card = ballot()
+    assert card is not None
+    keep = next(
+        c["custom_id"]
+        for row in card["components"]
+        for c in row["components"]
+        if c.get("custom_id", "").endswith(":keep")
+    )
+    clicked = api.interactions.payload_for_click(user=BOB, message=card, custom_id=keep)
+    answer = await _answer(api, await owner.feed(clicked))
+    assert answer.content.startswith("You voted"), answer.content
+
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        deadline = time.monotonic() + 120
+        while not [e for e in await store.events(record.id) if isinstance(e, VotingClosed)]:
+            assert time.monotonic() < deadline, "the window never closed"
+            await asyncio.sleep(0.5)
+        events = await store.events(record.id)
+    finally:
+        await store.close()
+    votes = [e for e in events if isinstance(e, VoteCast) and e.voter.human]
+    assert [(v.voter.id, v.choice) for v in votes] == [(BOB["id"], "keep")]
+    closed = next(e for e in events if isinstance(e, VotingClosed))
+    assert closed.human_tally.get("keep") == 1, closed.human_tally
