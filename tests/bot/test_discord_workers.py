@@ -31,7 +31,7 @@ import asyncpg
 import pytest
 
 from adapters.discord.delivery.webhooks import SEAT_KEY, SEAT_SHARE
-from core.events import DebateCompleted, Notice, TurnCompleted, VoteCast, VotingClosed
+from core.events import DebateCompleted, Event, Notice, TurnCompleted, VoteCast, VotingClosed
 from core.recovery import TAKEN_OVER
 from core.settings import StorageSettings
 from core.storage import open_store
@@ -200,6 +200,16 @@ async def _query(storage_url: str, sql: str, *args: Any) -> list[tuple[Any, ...]
         await conn.close()
 
 
+async def _stored(storage_url: str) -> list[Event]:
+    """The (one) debate's stored events, read through a store of the test's own."""
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        return await store.events(record.id)
+    finally:
+        await store.close()
+
+
 async def _owner(storage_url: str, workers: list[Worker]) -> tuple[Worker, Worker]:
     """The worker running the (one) debate on TOPIC, and the other."""
     for _ in range(300):
@@ -333,12 +343,7 @@ async def test_a_worker_killed_while_the_other_holds_a_stop_for_its_debate(
     while await _status_of(storage_url) != "stopped":
         assert time.monotonic() < deadline, "the debate was never taken over and stopped"
         await asyncio.sleep(0.2)
-    store = await open_store(storage_url, StorageSettings(url=storage_url))
-    try:
-        (record,) = await store.list_debates()
-        events = await store.events(record.id)
-    finally:
-        await store.close()
+    events = await _stored(storage_url)
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     ends = [e for e in events if isinstance(e, DebateCompleted)]
     assert len(ends) == 1 and ends[0].reason == "stopped"
@@ -423,12 +428,7 @@ async def test_a_worker_paused_while_the_other_stops_its_debate_shows_nothing_wh
             await asyncio.sleep(0.2)
     finally:
         owner.process.send_signal(signal.SIGCONT)
-    store = await open_store(storage_url, StorageSettings(url=storage_url))
-    try:
-        (record,) = await store.list_debates()
-        spoken = [e for e in await store.events(record.id) if isinstance(e, TurnCompleted)]
-    finally:
-        await store.close()
+    spoken = [e for e in await _stored(storage_url) if isinstance(e, TurnCompleted)]
     await api.wait_until(lambda: len(turns_shown()) >= len(spoken), within=30)
     await asyncio.sleep(LEASE)  # the woken worker's time to find its lease gone, and to post if it would
     shown = turns_shown()
@@ -565,16 +565,9 @@ async def test_a_model_out_for_30_s_is_waited_out_whichever_worker_people_reach(
             await asyncio.sleep(0.5)
         assert await _status_of(storage_url) == "completed"
         assert len(_notices(api, thread, BACK)) == 1  # the thread was told the debate went on
-        assert (
-            len(_notices(api, thread, PAUSED)) == 1
-        )  # and that it waits, once, not again after the takeover
+        assert len(_notices(api, thread, PAUSED)) == 1  # that it waits: once, not after the takeover too
 
-    store = await open_store(storage_url, StorageSettings(url=storage_url))
-    try:
-        (record,) = await store.list_debates()
-        events = await store.events(record.id)
-    finally:
-        await store.close()
+    events = await _stored(storage_url)
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
     if then == "its worker killed":
@@ -632,12 +625,7 @@ async def test_a_worker_paused_while_it_waits_out_the_model_asks_it_nothing_when
         assert time.monotonic() < deadline, "the debate never ended"
         await asyncio.sleep(0.5)
     assert await _status_of(storage_url) == "completed"
-    store = await open_store(storage_url, StorageSettings(url=storage_url))
-    try:
-        (record,) = await store.list_debates()
-        spoken = [e for e in await store.events(record.id) if isinstance(e, TurnCompleted)]
-    finally:
-        await store.close()
+    spoken = [e for e in await _stored(storage_url) if isinstance(e, TurnCompleted)]
     await api.wait_until(lambda: len(_persona_posts(api, thread)) >= len(spoken), within=30)
     shown = _persona_posts(api, thread)
     assert len(shown) == len(spoken), shown
@@ -692,16 +680,12 @@ async def test_a_vote_clicked_on_a_worker_woken_after_a_takeover_is_counted_by_t
     answer = await _answer(api, await owner.feed(clicked))
     assert answer.content.startswith("You voted"), answer.content
 
-    store = await open_store(storage_url, StorageSettings(url=storage_url))
-    try:
-        (record,) = await store.list_debates()
-        deadline = time.monotonic() + 120
-        while not [e for e in await store.events(record.id) if isinstance(e, VotingClosed)]:
-            assert time.monotonic() < deadline, "the window never closed"
-            await asyncio.sleep(0.5)
-        events = await store.events(record.id)
-    finally:
-        await store.close()
+    deadline = time.monotonic() + 120
+    events = await _stored(storage_url)
+    while not any(isinstance(e, VotingClosed) for e in events):
+        assert time.monotonic() < deadline, "the window never closed"
+        await asyncio.sleep(0.5)
+        events = await _stored(storage_url)
     votes = [e for e in events if isinstance(e, VoteCast) and e.voter.human]
     assert [(v.voter.id, v.choice) for v in votes] == [(BOB["id"], "keep")]
     closed = next(e for e in events if isinstance(e, VotingClosed))
