@@ -582,6 +582,21 @@ async def test_a_model_out_for_30_s_is_waited_out_whichever_worker_people_reach(
     assert not _notices(api, thread, "failed")  # the outage never ended the debate as failed
 
 
+async def _frozen_through_a_takeover(api: FakeDiscordREST, worker: Worker, thread: int) -> float:
+    """Freeze the worker (SIGSTOP) until the thread says its debate was taken over, then wake it
+    (SIGCONT); when it was woken (monotonic)."""
+    worker.process.send_signal(signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 10
+        while not any(TAKEN_OVER in m["content"] for m in api.in_channel(thread)):
+            assert time.monotonic() < deadline, "the debate was never taken over"
+            await asyncio.sleep(0.2)
+    finally:
+        woken = time.monotonic()
+        worker.process.send_signal(signal.SIGCONT)
+    return woken
+
+
 async def test_a_worker_paused_while_it_waits_out_the_model_asks_it_nothing_when_it_wakes(
     api: FakeDiscordREST,
     workers: Callable[..., Awaitable[Worker]],
@@ -602,15 +617,7 @@ async def test_a_worker_paused_while_it_waits_out_the_model_asks_it_nothing_when
     until = overload(claude, time.monotonic())
     await api.wait_until(lambda: bool(_notices(api, thread, PAUSED)), within=30)
 
-    owner.process.send_signal(signal.SIGSTOP)
-    try:
-        deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 10
-        while not any(TAKEN_OVER in m["content"] for m in api.in_channel(thread)):
-            assert time.monotonic() < deadline, "the debate was never taken over"
-            await asyncio.sleep(0.2)
-    finally:
-        woken = time.monotonic()
-        owner.process.send_signal(signal.SIGCONT)
+    woken = await _frozen_through_a_takeover(api, owner, thread)
     await asyncio.sleep(max(5.0, until - time.monotonic() + 2))  # its waits run out, the model is back
 
     def owners(request: AnthropicRequest) -> bool:  # its calls are told apart by its key
@@ -660,14 +667,7 @@ async def test_a_vote_clicked_on_a_worker_woken_after_a_takeover_is_counted_by_t
         return None
 
     await api.wait_until(lambda: ballot() is not None, within=60)
-    owner.process.send_signal(signal.SIGSTOP)
-    try:
-        deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 10
-        while not any(TAKEN_OVER in m["content"] for m in api.in_channel(thread)):
-            assert time.monotonic() < deadline, "the debate was never taken over"
-            await asyncio.sleep(0.2)
-    finally:
-        owner.process.send_signal(signal.SIGCONT)
+    await _frozen_through_a_takeover(api, owner, thread)
     card = ballot()
     assert card is not None
     keep = next(

@@ -102,6 +102,19 @@ def _turns_shown(api: FakeSlack, card: dict[str, Any]) -> list[tuple[str, str]]:
     return shown
 
 
+async def _each_shown_once(
+    api: FakeSlack, card: dict[str, Any], stored: list[TurnCompleted], *, settle: float
+) -> None:
+    """The thread shows each stored turn once, in order, whole (not a draft), and still does after
+    `settle` seconds (time for a doubled message, if there were one)."""
+    await api.wait_until(lambda: len(_turns_shown(api, card)) >= len(stored), within=30)
+    await asyncio.sleep(settle)
+    shown = _turns_shown(api, card)
+    assert [turn for turn, _ in shown] == [e.turn_id for e in stored]  # each once, in order
+    for (_, text), turn in zip(shown, stored, strict=True):
+        assert turn.text in text and not text.endswith("…")
+
+
 async def test_a_stop_received_while_the_owner_lies_dead_is_applied_by_the_worker_that_takes_over(
     api: FakeSlack, workers: list[Worker], storage_url: str
 ) -> None:
@@ -141,12 +154,7 @@ async def test_a_stop_received_while_the_owner_lies_dead_is_applied_by_the_worke
     after = [e for e in events[notices[0] :] if isinstance(e, TurnCompleted)]
     assert [e.interrupted for e in after] in ([], [True])
     stored = [e for e in events if isinstance(e, TurnCompleted)]
-    await api.wait_until(lambda: len(_turns_shown(api, card)) >= len(stored), within=30)
-    await asyncio.sleep(1.0)  # time for a doubled message, if there were one
-    shown = _turns_shown(api, card)
-    assert [turn for turn, _ in shown] == [e.turn_id for e in stored]  # each once, in order
-    for (_, text), turn in zip(shown, stored, strict=True):
-        assert turn.text in text
+    await _each_shown_once(api, card, stored, settle=1.0)
 
 
 async def test_a_worker_paused_owing_slack_turns_shows_none_of_them_when_it_wakes_after_a_takeover(
@@ -181,12 +189,7 @@ async def test_a_worker_paused_owing_slack_turns_shows_none_of_them_when_it_wake
     finally:
         await store.close()
     assert record.status == "stopped"
-    await api.wait_until(lambda: len(_turns_shown(api, card)) >= len(stored), within=30)
-    await asyncio.sleep(LEASE)  # the woken worker's time to find its lease gone, and to post if it would
-    shown = _turns_shown(api, card)
-    assert [turn for turn, _ in shown] == [e.turn_id for e in stored]  # each once, in order
-    for (_, text), turn in zip(shown, stored, strict=True):
-        assert turn.text in text
+    await _each_shown_once(api, card, stored, settle=LEASE)  # time for the woken worker to post, if it would
     assert owner.process.poll() is None  # awake, not crashed
 
 
@@ -225,12 +228,7 @@ async def test_a_worker_killed_while_claude_is_overloaded_has_its_debate_waited_
     assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
     assert [e for e in events if isinstance(e, Notice) and e.message == TAKEN_OVER]
     stored = [e for e in events if isinstance(e, TurnCompleted)]
-    await api.wait_until(lambda: len(_turns_shown(api, card)) >= len(stored), within=30)
-    await asyncio.sleep(1.0)  # time for a doubled message, if there were one
-    shown = _turns_shown(api, card)
-    assert [turn for turn, _ in shown] == [e.turn_id for e in stored]  # each once, in order
-    for (_, text), turn in zip(shown, stored, strict=True):
-        assert turn.text in text and not text.endswith("…")  # whole, not a draft
+    await _each_shown_once(api, card, stored, settle=1.0)
     assert len(_said(api, card, BACK)) == 1  # the thread was told the debate went on
     assert len(_said(api, card, PAUSED)) == 1  # that it waits: once, not again after the takeover
     assert not _said(api, card, "failed")
