@@ -77,6 +77,14 @@ def server_settings(settings: StorageSettings) -> dict[str, str]:
     }
 
 
+async def _current(conn: asyncpg.Connection) -> bool:
+    """The schema is already this Rostra's: nothing to create. (Its CREATE ... IF NOT EXISTS still
+    lock the tables, which waits on, and can deadlock with, the writes of the processes running.)"""
+    if await conn.fetchval("SELECT to_regclass('schema_version')") is None:
+        return False
+    return bool(await conn.fetchval("SELECT version FROM schema_version") == sql.SCHEMA_VERSION)
+
+
 async def open_pool(url: str, settings: StorageSettings) -> asyncpg.Pool:
     """The pool, with the schema created or brought up to date (one process at a time)."""
     try:
@@ -86,6 +94,9 @@ async def open_pool(url: str, settings: StorageSettings) -> asyncpg.Pool:
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
         raise StoreError(f"Cannot open the Postgres database {safe_url(url)}: {exc}") from None
     try:
+        async with pool.acquire() as conn:
+            if await _current(conn):
+                return pool
         async with pool.acquire() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
             for statement in sql.POSTGRES.schema:
