@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+import asyncpg
 import pytest
 
 from bot.config import Secrets
@@ -319,3 +320,20 @@ async def test_a_lease_another_process_took_is_reported_once_and_no_longer_renew
     assert taken == ["debate d1: its lease was taken by another process"]
     now = await second.get_debate("d1")
     assert now is not None and now.owner == leased(second)._owner
+
+
+async def test_a_process_opens_a_current_postgres_store_while_another_writes(postgres_url: str) -> None:
+    """A worker starting beside running ones: the schema is current, so opening the store takes no
+    table lock (the DDL's CREATE ... IF NOT EXISTS would wait on, and could deadlock with, a write
+    under way). Here a write holds its lock on the debates table for longer than the lock timeout."""
+    settings = StorageSettings(url=postgres_url, busy_timeout=1.0)
+    first = await open_store(postgres_url, settings)  # the schema, created
+    await first.close()
+    writer = await asyncpg.connect(postgres_url)
+    try:
+        async with writer.transaction():
+            await writer.execute("LOCK TABLE debates IN ROW EXCLUSIVE MODE")  # as an INSERT holds it
+            store = await asyncio.wait_for(open_store(postgres_url, settings), 5)
+            await store.close()
+    finally:
+        await writer.close()
