@@ -138,6 +138,10 @@ class FakeDiscordREST(FakeServer[Request]):
         """The thread (or channel) is deleted: 404 Unknown Channel from now on."""
         self.channels[channel_id]["gone"] = (404, 10003, "Unknown Channel")
 
+    def add_webhook(self, channel_id: int, name: str = "Rostra") -> dict[str, Any]:
+        """A webhook in the channel, as if the bot had made it (its `id` and `token`)."""
+        return self._create_webhook(channel_id, name)
+
     def delete_webhook(self, hook_id: int) -> None:
         """Someone deleted the webhook: its posts and edits answer 404 Unknown Webhook from now on
         (its messages stay)."""

@@ -10,7 +10,8 @@ Each platform supplies only `deliver(item)`, `send(held)` and its pacing (`Pacin
 
 Before each item or held edit the queue asks `fence()` whether this process still shows the debate:
 a process paused past its lease, whose debate another process took over and shows, finds out there
-and drops what it still had queued instead of showing it a second time.
+and drops what it still had queued instead of showing it a second time. Each request the worker's
+deliveries send asks it too, the SDKs' own retries included (`adapters.delivery.fence`).
 
 An urgent item (a vote window's opening, whose clock waits for people to see it; `event_of` reads
 an item's event, None for items that are none) goes ahead of the items queued before it that may
@@ -35,6 +36,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Generic, Protocol, TypeVar
 
+from adapters.delivery import fence as request_fence
 from adapters.delivery.outage import ShownElsewhere
 from core.events import Event, HumanVoteOpened
 
@@ -193,6 +195,7 @@ class DeliveryQueue(Generic[Item, Held]):
         return False
 
     async def _run(self) -> None:
+        request_fence.bind(self._fence)  # the SDKs' own retries ask it too (adapters.delivery.fence)
         while await self._shows_it():
             if self._urgent_index() is None:
                 for held in self._pacing.take_due():

@@ -10,6 +10,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from adapters.delivery import fence as request_fence
 from adapters.discord.ballots.buttons import BallotButton
 from adapters.discord.ballots.reactions import is_person
 from adapters.discord.ballots.remote import RemoteVotes
@@ -50,7 +51,8 @@ class RostraBot(commands.Bot):
             tree_cls=OnceTree,  # each interaction answered by one worker (inbound/once.py)
             shard_id=shards.shard_id,
             shard_count=shards.shard_count,
-            http_trace=platform_trace("discord", paced_by=pacing),  # requests, 429s, retries (metering)
+            # requests, 429s, retries (metering); each asks the debate's lease fence, retries included
+            http_trace=request_fence.guard(platform_trace("discord", paced_by=pacing)),
         )
         self.rt = rt
         self.settings = rt.config.discord

@@ -513,6 +513,47 @@ async def test_a_worker_killed_while_the_database_is_away_30_s_is_taken_over_onc
         assert turn.text in text and STREAMING not in text
 
 
+async def test_discord_down_30_s_while_the_owner_is_frozen_the_other_shows_the_debate_once_it_is_back(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    """Discord answers 502 to every request for 30 s from the first turn; meanwhile the debate's
+    worker is frozen (SIGSTOP) until the debate has ended elsewhere. The other worker takes it over
+    (once Discord answers: it must find the thread) and plays it to its end: the thread then shows
+    each stored turn once and whole, the closing summary among them; the woken owner shows nothing
+    more (it used to post the turn discord.py was still retrying for it when it froze: a half-written
+    turn under the finished debate)."""
+    owner, _, thread = await _running(api, workers, channel, storage_url)
+    turns_shown = _turns_shown(api, thread)
+    await api.wait_until(lambda: len([t for t in turns_shown() if STREAMING not in t]) >= 1, within=60)
+    back = time.monotonic() + 30.0
+    for method in ("GET", "POST", "PATCH", "PUT", "DELETE"):
+        api.fail(method, r"/.*", for_seconds=30.0)
+    await asyncio.sleep(4.0)  # the owner meets the outage and holds what it could not show
+    owner.process.send_signal(signal.SIGSTOP)
+    try:
+        deadline = back + LEASE + HEARTBEAT + ROOM + 90
+        while await _status_of(storage_url) == "running":
+            assert time.monotonic() < deadline, "the debate never ended after Discord came back"
+            await asyncio.sleep(0.5)
+        assert time.monotonic() >= back  # it waited Discord out, not talked to nobody
+    finally:
+        owner.process.send_signal(signal.SIGCONT)
+    events = await _stored(storage_url)
+    assert await _status_of(storage_url) == "completed"
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
+    assert len([e for e in events if isinstance(e, Notice) and e.message == TAKEN_OVER]) == 1
+    spoken = [e for e in events if isinstance(e, TurnCompleted)]  # the closing summary too
+    await api.wait_until(lambda: len(_persona_posts(api, thread)) >= len(spoken), within=30)
+    await asyncio.sleep(LEASE)  # the woken worker's time to find its lease gone, and to post if it would
+    posts = _persona_posts(api, thread)
+    assert len(posts) == len(spoken), posts  # each turn once, in order, as stored
+    for text, turn in zip(posts, spoken, strict=True):
+        assert turn.text in text and STREAMING not in text
+    assert not _notices(api, thread, "failed")
+    assert owner.process.poll() is None  # awake, not crashed
+
+
 def _persona_posts(api: FakeDiscordREST, thread: int) -> list[str]:
     """What the personas' webhooks show in the thread (their turns and stand-in lines), oldest first."""
     hooks = {h["id"] for h in api.webhooks.values()}

@@ -2,7 +2,9 @@
 with HTTP 200: `not_in_channel`, `invalid_blocks`), each 429 waited out and each retry.
 
 slack_sdk makes its HTTP requests in a fresh aiohttp session per call, so the hooks sit on the
-client (`api_call`) and on the retry handlers' "prepare for the next attempt" step.
+client (`api_call`) and on the retry handlers' "prepare for the next attempt" step. The same two
+places ask the debate's lease fence (`adapters.delivery.fence`): after each of the SDK's retry waits,
+a call whose debate another process now shows is not sent again, and it fails with ShownElsewhere.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.delivery import fence as request_fence
 from core.observe import platforms
 
 PLATFORM = "slack"
@@ -40,9 +43,11 @@ class MeteredWebClient(AsyncWebClient):
             status = int(getattr(exc.response, "status_code", 0) or 0)
             platforms.request(PLATFORM, api_method, status, time.perf_counter() - started)
             platforms.api_error(PLATFORM, api_method, error_code(exc.response))
+            await request_fence.check()  # a retry left unsent: another process shows the debate
             raise
         except Exception:
             platforms.request(PLATFORM, api_method, 0, time.perf_counter() - started)
+            await request_fence.check()
             raise
         platforms.request(
             PLATFORM, api_method, int(getattr(response, "status_code", 200)), time.perf_counter() - started
@@ -65,6 +70,8 @@ def counting_retries(handler: AsyncRetryHandler) -> AsyncRetryHandler:
             platforms.request(PLATFORM, method, status, 0.0)
         platforms.retry(PLATFORM, method)
         await prepare(**kwargs)
+        if not await request_fence.still_ours():  # paused in the wait, taken over: not sent again
+            kwargs["state"].next_attempt_requested = False
 
     handler.prepare_for_next_attempt_async = counted  # type: ignore[method-assign]
     return handler
