@@ -232,3 +232,60 @@ async def test_a_worker_killed_while_claude_is_overloaded_has_its_debate_waited_
     assert len(_said(api, card, BACK)) == 1  # the thread was told the debate went on
     assert len(_said(api, card, PAUSED)) == 1  # that it waits: once, not again after the takeover
     assert not _said(api, card, "failed")
+
+
+SLACK_DOWN = 30.0
+DOWN_METHODS = (
+    "chat.postMessage",
+    "chat.update",
+    "chat.delete",
+    "chat.postEphemeral",
+    "reactions.add",
+    "reactions.get",
+    "conversations.replies",
+)
+
+
+async def test_slack_down_30_s_while_the_owner_is_frozen_the_other_shows_the_debate_once_slack_is_back(
+    api: FakeSlack, workers: list[Worker], storage_url: str
+) -> None:
+    """Slack answers 503 to everything the debate does for 30 s; meanwhile the debate's worker is
+    frozen (SIGSTOP) until the debate has ended elsewhere. The other worker takes it over inside the
+    outage, waits Slack out and plays the debate to its end: once Slack is back the thread shows every
+    stored turn once and whole, no half-written message, no failure; a frozen owner woken afterwards
+    shows nothing more. (Killing it instead is the same takeover without the waking.)"""
+    await workers[0].event(json.dumps(envelope(mention_event(f"debate {TOPIC}"))))
+    card = await running_card(api, CHANNEL)
+    owner, _ = await owner_and_other(workers, storage_url, TOPIC)
+    await api.wait_until(lambda: len(_turns_shown(api, card)) >= 2, within=60)
+    back = time.monotonic() + SLACK_DOWN
+    for method in DOWN_METHODS:
+        api.fail_next(method, status=503, error="service_unavailable", for_seconds=SLACK_DOWN)
+    await asyncio.sleep(4.0)  # the owner meets the outage and holds what it could not show
+    owner.process.send_signal(signal.SIGSTOP)
+    try:
+        deadline = back + LEASE + HEARTBEAT + SLACK_ROOM + 90
+        store = await open_store(storage_url, StorageSettings(url=storage_url))
+        try:
+            (record,) = await store.list_debates()
+            while (current := await store.get_debate(record.id)) is not None and current.status == "running":
+                assert time.monotonic() < deadline, "the debate never ended after Slack came back"
+                await asyncio.sleep(0.5)
+            events = await store.events(record.id)
+        finally:
+            await store.close()
+        assert time.monotonic() >= back  # it waited Slack out, not talked to nobody
+    finally:
+        owner.process.send_signal(signal.SIGCONT)
+    assert current is not None and current.status == "completed", current
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
+    assert len([e for e in events if isinstance(e, Notice) and e.message == TAKEN_OVER]) == 1
+    stored = [e for e in events if isinstance(e, TurnCompleted)]
+    await _each_shown_once(api, card, stored, settle=LEASE)  # time for the woken worker to post
+    texts = [str(m.get("text", "")) for m in api.thread(CHANNEL, card["ts"])]
+    assert not any("▌" in text for text in texts)
+    assert not _said(api, card, "failed") and not _said(api, card, "Slack refused")
+    # the card shows it ended
+    await api.wait_until(lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=30)
+    assert owner.process.poll() is None  # awake, not crashed
