@@ -48,6 +48,11 @@ class ModelOutage(DebateError):
         self.resumable = resumable
 
 
+class PlatformUnavailable(DebateError):
+    """The chat platform cannot be reached now (it answers 5xx, or not at all): what needed it is
+    tried again later (a debate to take over stays resumable)."""
+
+
 class StoreError(DebateError):
     """The store refused a write."""
 

@@ -36,6 +36,7 @@ from core.prepare import (
     prepare_debate,
     running_elsewhere,
 )
+from core.relayed_votes import RelayedVote
 from core.replay import Replay
 from core.session import STATUS_OF_REASON, DebateHandle, DebateSession, DebateStatusView, status_from_log
 from core.settings import CoreSettings
@@ -301,8 +302,8 @@ class DebateManager:
         record = await self.store.get_debate(debate_id)
         if record is None or record.status != "running":
             raise BallotClosedError("The debate has ended.")
-        vote = {"vote_id": vote_id, "voter_id": voter_id, "choice": choice, "voter_name": voter_name}
-        await self.store.post_vote(debate_id, json.dumps(vote))  # stored: counted by the window's close
+        vote = RelayedVote(vote_id, voter_id, choice, voter_name)
+        await self.store.post_vote(debate_id, vote.payload())  # stored: counted by the window's close
 
     # --- controls and questions from any process ----------------------------------------------
 
@@ -359,17 +360,14 @@ class DebateManager:
         if session is None or session.done or session.catching_up:
             return
         for payload in await self.store.take_votes(debate_id):
-            vote = json.loads(payload)
-            if (stop := stop_asked(vote)) is not None:  # a Stop asked through another process
+            left = json.loads(payload)
+            if (stop := stop_asked(left)) is not None:  # a Stop asked through another process
                 session.request_stop(stop)
                 continue
+            vote = RelayedVote.read(left)
             try:
                 await self.cast_vote(
-                    debate_id,
-                    vote["vote_id"],
-                    vote["voter_id"],
-                    vote["choice"],
-                    voter_name=vote["voter_name"],
+                    debate_id, vote.vote_id, vote.voter_id, vote.choice, voter_name=vote.voter_name
                 )
             except BallotError as exc:  # the window closed meanwhile, say: as for a vote cast here
                 log.info("debate %s: a vote from another process was refused: %s", debate_id, exc)

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from core.errors import StoreError, UnreadableDebate
+from core.errors import PlatformUnavailable, StoreError, UnreadableDebate
 from core.events import Event, Notice
 from core.manager import DebateManager
 from core.ports import DebateRecord, EventSink
@@ -207,6 +207,9 @@ class Recovery:
                 sink = await attach(record, await store.binding_values(record.id))
             except UnreadableDebate as exc:
                 self._cannot_read(exc)
+                continue
+            except PlatformUnavailable as exc:  # tried again at the next look (one line each time)
+                log.warning("debate %s: %s; it stays resumable", record.id, exc)
                 continue
             except Exception:
                 log.exception(

@@ -18,7 +18,7 @@ import discord
 
 from adapters.discord.ballots.thread import OpenCard
 from adapters.discord.delivery.desk import DebateDesk, Running
-from adapters.discord.delivery.sender import WEBHOOK_KEY
+from adapters.discord.delivery.sender import CONNECTION_ERRORS, WEBHOOK_KEY
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.slots import as_int, recorded_slots
 from adapters.discord.delivery.webhooks import SEAT_KEY, PersonaWebhooks, WebhookHost
@@ -26,6 +26,7 @@ from adapters.discord.launch import PLATFORM
 from adapters.discord.results import START_CARD_KEY, DiscordResults
 from adapters.host import Host
 from adapters.resuming import Reattachments
+from core.errors import PlatformUnavailable
 from core.ports import DebateRecord
 from core.session import DebateHandle
 from core.state import DebateState
@@ -139,13 +140,16 @@ class Resumer:
             log.warning("thread %s: could not look for unrecorded messages (%s)", thread.id, exc.status)
 
     async def _thread(self, thread_id: int) -> discord.Thread | None:
-        """The debate's thread; None when it is gone or forbidden (discord.py retries 429 and 5xx)."""
+        """The debate's thread; None when it is gone or forbidden (discord.py retries 429 and 5xx).
+        Raises PlatformUnavailable when Discord still fails after those retries."""
         channel = self.client.get_channel(thread_id)
         if channel is None:
             try:
                 channel = await self.client.fetch_channel(thread_id)
             except (discord.NotFound, discord.Forbidden):
                 return None
+            except (discord.DiscordServerError, *CONNECTION_ERRORS) as exc:
+                raise PlatformUnavailable(f"Discord is not answering ({exc})") from None
         return channel if isinstance(channel, discord.Thread) else None
 
     @staticmethod

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from core.errors import BallotClosedError
 from core.ports import Binding
+from core.relayed_votes import RelayedVote
 from core.session.results import DebateResult, DebateStatusView
 from core.session.run import DebateSession
 from core.spec import DebateSpec
@@ -50,15 +51,13 @@ class DebateHandle:
         Once another process has taken the debate over, the vote goes to it through the store."""
         if self.done:
             raise BallotClosedError("The debate has ended.")
-        vote = {"vote_id": vote_id, "voter_id": voter_id, "choice": choice, "voter_name": voter_name}
-        if not await self._session.passed_on(vote):
+        if not await self._session.passed_on(RelayedVote(vote_id, voter_id, choice, voter_name)):
             await self._session.ballots.cast(vote_id, voter_id, choice, voter_name)
 
     async def withdraw_human_vote(self, vote_id: str, voter_id: str) -> None:
         if self.done:
             raise BallotClosedError("The debate has ended.")
-        vote = {"vote_id": vote_id, "voter_id": voter_id, "choice": None, "voter_name": None}
-        if not await self._session.passed_on(vote):
+        if not await self._session.passed_on(RelayedVote(vote_id, voter_id, None)):
             await self._session.ballots.withdraw(vote_id, voter_id)
 
     async def votes_on_card(self, vote_id: str, votes: Mapping[str, tuple[str, str | None]]) -> None:

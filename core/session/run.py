@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Callable
 
@@ -24,6 +23,7 @@ from core.formats.base import DebateContext, DebateFormat, Outcome
 from core.llm.registry import DebateModels
 from core.models import Statistics
 from core.ports import Binding, EventSink, Store
+from core.relayed_votes import RelayedVote
 from core.replay import Replay, ResumeMismatch
 from core.session import notices
 from core.session.emit import EventPath
@@ -144,13 +144,13 @@ class DebateSession:
         self._guard.lose_lease()
         return False
 
-    async def passed_on(self, vote: dict[str, str | None]) -> bool:
+    async def passed_on(self, vote: RelayedVote) -> bool:
         """A person's vote that reached this process after another took the debate over: left in the
         store for the new owner, as a vote cast through any other process is (True); False while the
         debate is this process's."""
         if await self.still_ours():
             return False
-        await self._store.post_vote(self.debate_id, json.dumps(vote))
+        await self._store.post_vote(self.debate_id, vote.payload())
         return True
 
     def _stop_format(self) -> None:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import cast
 
+import pytest
+
 from core.clock import FakeClock
+from core.errors import PlatformUnavailable
 from core.events import DebateCompleted, Notice, TurnCompleted
 from core.llm.registry import ModelRegistry
 from core.manager import DebateManager
@@ -147,3 +151,38 @@ async def test_a_debate_slow_to_catch_up_does_not_hold_back_what_was_left_for_an
     slow_live.set()
     await asyncio.wait_for(taking, 1.0)
     assert manager.took == ["stop slow", "votes quick", "votes slow"]
+
+
+async def test_a_platform_down_while_a_debate_is_picked_up_leaves_it_resumable_in_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The front end cannot reach its platform to find the debate's thread: one warning line (no
+    traceback on every look while the platform is down), the debate left resumable, and picked up
+    at the next look once the platform answers."""
+    config = make_config(tmp_path)
+    settings, url = config.core(), config.storage.url
+    debate_id = await cut_short(url, settings)
+    sink = RecordingSink()
+    down = True
+
+    async def attach(record: DebateRecord, bindings: dict[str, str]) -> EventSink | None:
+        if down:
+            raise PlatformUnavailable("Discord is not answering (502 Bad Gateway)")
+        return sink
+
+    async with engine(url, settings) as manager:
+        recovery = Recovery(manager, resume=True, heartbeat_seconds=settings.storage.heartbeat_seconds)
+        with caplog.at_level(logging.WARNING, logger="core.recovery"):
+            assert await recovery.resume_debates("terminal", attach) == []
+        said = [r for r in caplog.records if r.name == "core.recovery"]
+        assert [r.getMessage() for r in said] == [
+            f"debate {debate_id}: Discord is not answering (502 Bad Gateway); it stays resumable"
+        ]
+        assert said[0].exc_info is None
+        record = await manager.store.get_debate(debate_id)
+        assert record is not None and record.status in ("running", "interrupted")
+        down = False
+        [handle] = await recovery.resume_debates("terminal", attach)
+        result = await handle.wait()
+        await recovery.aclose()
+    assert handle.debate_id == debate_id and result.reason in ("completed", "max_rounds")
