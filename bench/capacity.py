@@ -175,6 +175,9 @@ class MemoryStore:
     async def still_held(self, debate_id: str) -> bool:
         return True  # one process: nobody else takes a debate
 
+    def when_taken(self, debate_id: str, taken: Callable[[], None]) -> None:
+        pass  # never taken
+
     async def post_vote(self, debate_id: str, payload: str) -> None:
         self._votes.setdefault(debate_id, []).append(payload)
         self._posted.set()

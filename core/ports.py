@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -158,6 +158,11 @@ class Store(Protocol):
         """Whether this process may still show the debate on a platform (writes are fenced by the
         store; what a platform shows is not): False once another process has taken it. After a
         pause longer than the lease it asks the store before answering."""
+        ...
+
+    def when_taken(self, debate_id: str, taken: Callable[[], None]) -> None:
+        """Call `taken()` once, when this store finds the debate taken over by another process (its
+        heartbeat's renewal or a refused write); forgotten when this store gives the debate up."""
         ...
 
     async def post_vote(self, debate_id: str, payload: str) -> None:

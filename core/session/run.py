@@ -85,6 +85,7 @@ class DebateSession:
             debate_id, settings.storage, self.debate_clock, self._notices, self._stop_format
         )
         self.platform = PlatformGate(debate_id, self.debate_clock, self._guard.give_up)
+        store.when_taken(debate_id, self._guard.lose_lease)  # found by the heartbeat: stop at once
         self._catch_up = CatchUp(debate_id, replay, self.state, self.debate_clock)
         self._emit = EventPath(
             debate_id,

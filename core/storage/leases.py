@@ -17,6 +17,7 @@ it answers, and a debate taken meanwhile answers no.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
@@ -47,6 +48,14 @@ class Leases:
         self._held_once: set[str] = set()  # taken by this store at some time (lost: a former holder)
         self._renew: Callable[[], Awaitable[None]] | None = None
         self._renewing = asyncio.Lock()
+        # told once when their debate is taken, on the loop they were given on
+        self._watchers: dict[str, tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = {}
+
+    def watch(self, debate_id: str, taken: Callable[[], None]) -> None:
+        """Call `taken()` when this store finds the debate taken by another process (a renewal or
+        a write finds out): the debate's running copy stops there, not when it next asks. Called on
+        the running loop (SQLite's renewals and writes find out in its writer thread)."""
+        self._watchers[debate_id] = (asyncio.get_running_loop(), taken)
 
     def token(self, debate_id: str) -> int:
         return self._tokens.get(debate_id, NO_TOKEN)
@@ -71,12 +80,18 @@ class Leases:
         """Given up by this store's own write: no longer renewed, still writable until someone takes it."""
         self.held.discard(debate_id)
         self._good_until.pop(debate_id, None)
+        self._watchers.pop(debate_id, None)
 
     def lost(self, debate_id: str) -> None:
         """Taken by another: no write of this store passes the fence for it again (until it takes it)."""
         self.held.discard(debate_id)
         self._good_until.pop(debate_id, None)
         self._tokens[debate_id] = NO_TOKEN  # kept: a former holder is never a stranger to it
+        watcher = self._watchers.pop(debate_id, None)
+        if watcher is not None:
+            loop, taken = watcher
+            with contextlib.suppress(RuntimeError):  # the loop closed: nothing runs to stop
+                loop.call_soon_threadsafe(taken)
 
     def takeable(self, owner: str, lease_until: float, now: float) -> bool:
         """Free, expired, ours, or held by a dead process on this machine."""
@@ -163,3 +178,6 @@ class HoldsLeases:
 
     async def still_held(self, debate_id: str) -> bool:
         return await self._leases.still_held(debate_id)
+
+    def when_taken(self, debate_id: str, taken: Callable[[], None]) -> None:
+        self._leases.watch(debate_id, taken)

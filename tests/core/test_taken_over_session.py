@@ -83,3 +83,39 @@ async def test_what_people_do_through_a_copy_taken_over_while_paused_reaches_the
             assert result.reason == "interrupted"  # the stale copy stopped, writing nothing
         finally:
             await other.close()
+
+
+async def test_a_copy_taken_over_while_paused_stops_at_its_first_heartbeat_when_it_wakes(
+    tmp_path: Path, url: str
+) -> None:
+    """Woken, the paused process's heartbeat finds the lease taken: the stale copy stops there,
+    within a heartbeat, not when it next writes or is asked (a people's window would have kept it
+    open, its timers running, for the window's whole length)."""
+    config = make_config(
+        tmp_path,
+        storage={"url": url, "lease_seconds": LEASE, "heartbeat_seconds": HEARTBEAT},
+        model={"script": str(write_script(tmp_path, {"observer": [{"vote": "keep"}]})), "latency": 0},
+    )
+    sink = RecordingSink()
+    settings = StorageSettings(url=url, lease_seconds=LEASE, heartbeat_seconds=HEARTBEAT)
+    async with Runtime(config, clock=RealClock(), secrets=Secrets()) as rt:
+        options = {"rounds": 2, "exchanges_per_round": 1, "humans": "vote", "human_window": 60}
+        handle = await rt.start_debate(DebateSpec("arena", "Should cities ban cars?", options), sink)
+        for _ in range(200):
+            if any(isinstance(e, HumanVoteOpened) for e in sink.events):
+                break
+            await asyncio.sleep(0.05)
+        paused: Any = rt.store
+        paused._heartbeat_task.cancel()  # frozen: its lease is renewed no more
+        await asyncio.sleep(LEASE + HEARTBEAT)
+        other = await open_store(url, settings)
+        try:
+            assert await other.acquire(handle.debate_id)  # the takeover
+            written = len(await other.events(handle.debate_id))
+            leases = paused._leases  # woken: its heartbeat beats again
+            paused._heartbeat_task = asyncio.create_task(leases.heartbeat(HEARTBEAT, leases._renew))
+            result = await asyncio.wait_for(handle.wait(), HEARTBEAT * 4)
+            assert result.reason == "interrupted"
+            assert len(await other.events(handle.debate_id)) == written  # the stale copy wrote nothing
+        finally:
+            await other.close()
