@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from core.events import DebateCompleted, Notice, TurnCompleted
+from core.events import DebateCompleted, Event, Notice, TurnCompleted
 from core.recovery import TAKEN_OVER
 from core.settings import StorageSettings
 from core.storage import open_store
@@ -193,6 +193,20 @@ async def test_a_worker_paused_owing_slack_turns_shows_none_of_them_when_it_wake
     assert owner.process.poll() is None  # awake, not crashed
 
 
+async def _completed(storage_url: str, deadline: float, never: str) -> list[Event]:
+    """The (one) debate's stored events once it has ended (by `deadline`, else `never`): completed."""
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        while (current := await store.get_debate(record.id)) is not None and current.status == "running":
+            assert time.monotonic() < deadline, never
+            await asyncio.sleep(0.5)
+        assert current is not None and current.status == "completed", current
+        return await store.events(record.id)
+    finally:
+        await store.close()
+
+
 def _said(api: FakeSlack, card: dict[str, Any], words: str) -> list[str]:
     texts = [str(m.get("text", "")) for m in api.thread(CHANNEL, card["ts"])]
     return [text for text in texts if words in text]
@@ -214,16 +228,7 @@ async def test_a_worker_killed_while_claude_is_overloaded_has_its_debate_waited_
     owner.kill()
 
     deadline = until + LEASE + HEARTBEAT + SLACK_ROOM + 60
-    store = await open_store(storage_url, StorageSettings(url=storage_url))
-    try:
-        (record,) = await store.list_debates()
-        while (current := await store.get_debate(record.id)) is not None and current.status == "running":
-            assert time.monotonic() < deadline, "the debate never ended after the model came back"
-            await asyncio.sleep(0.5)
-        events = await store.events(record.id)
-    finally:
-        await store.close()
-    assert current is not None and current.status == "completed", current
+    events = await _completed(storage_url, deadline, "the debate never ended after the model came back")
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
     assert [e for e in events if isinstance(e, Notice) and e.message == TAKEN_OVER]
@@ -265,19 +270,10 @@ async def test_slack_down_30_s_while_the_owner_is_frozen_the_other_shows_the_deb
     owner.process.send_signal(signal.SIGSTOP)
     try:
         deadline = back + LEASE + HEARTBEAT + SLACK_ROOM + 90
-        store = await open_store(storage_url, StorageSettings(url=storage_url))
-        try:
-            (record,) = await store.list_debates()
-            while (current := await store.get_debate(record.id)) is not None and current.status == "running":
-                assert time.monotonic() < deadline, "the debate never ended after Slack came back"
-                await asyncio.sleep(0.5)
-            events = await store.events(record.id)
-        finally:
-            await store.close()
+        events = await _completed(storage_url, deadline, "the debate never ended after Slack came back")
         assert time.monotonic() >= back  # it waited Slack out, not talked to nobody
     finally:
         owner.process.send_signal(signal.SIGCONT)
-    assert current is not None and current.status == "completed", current
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
     assert len([e for e in events if isinstance(e, Notice) and e.message == TAKEN_OVER]) == 1
