@@ -17,11 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -40,8 +38,9 @@ from testkit.anthropic_api import Request as AnthropicRequest
 from testkit.discord_interactions import APP_ID, EVERYTHING, GUILD_ID, Reply
 from testkit.discord_rest import FakeDiscordREST
 from testkit.discord_world import FAST
+from tests.bot.freezing import freeze, wake
 from tests.bot.model_outage import BACK, PAUSED, on_claude, overload
-from tests.core.test_store_faults import hold_lock
+from tests.database_away import database_away
 from tests.helpers import CONFIG_PATH, REPO, write_script
 
 pytestmark = pytest.mark.slow
@@ -416,7 +415,7 @@ async def test_a_worker_paused_while_the_other_stops_its_debate_shows_nothing_wh
         for method in ("POST", "PATCH"):
             api.fail(method, r"/webhooks/.*", for_seconds=4.0)
         await asyncio.sleep(2.5)
-    owner.process.send_signal(signal.SIGSTOP)
+    freeze(owner.process, storage_url)
     try:
         stopped = await _ask(api, other, channel, ALICE, "stop")
         assert stopped.content.startswith(("Stopping the debate", "Asked the debate to stop")), (
@@ -427,7 +426,7 @@ async def test_a_worker_paused_while_the_other_stops_its_debate_shows_nothing_wh
             assert time.monotonic() < deadline, "the debate was never taken over and stopped"
             await asyncio.sleep(0.2)
     finally:
-        owner.process.send_signal(signal.SIGCONT)
+        wake(owner.process)
     spoken = [e for e in await _stored(storage_url) if isinstance(e, TurnCompleted)]
     await api.wait_until(lambda: len(turns_shown()) >= len(spoken), within=30)
     await asyncio.sleep(LEASE)  # the woken worker's time to find its lease gone, and to post if it would
@@ -442,28 +441,6 @@ async def test_a_worker_paused_while_the_other_stops_its_debate_shows_nothing_wh
     assert status.content.startswith("No debate is running here"), status.content
 
 
-async def _database_away(storage_url: str, seconds: float, held: asyncio.Event) -> None:
-    """Another process's long write: every table locked for `seconds` (SQLite's exclusive lock; on
-    Postgres an exclusive lock on the debates table, which every worker's writes and reads need)."""
-    if storage_url.startswith("sqlite"):
-        flag = threading.Event()
-        holding = asyncio.ensure_future(
-            asyncio.to_thread(hold_lock, Path(storage_url.removeprefix("sqlite:///")), seconds, flag)
-        )
-        await asyncio.to_thread(flag.wait, 10)
-        held.set()
-        await holding
-        return
-    conn = await asyncpg.connect(storage_url)
-    try:
-        async with conn.transaction():
-            await conn.execute("LOCK TABLE debates IN ACCESS EXCLUSIVE MODE")
-            held.set()
-            await asyncio.sleep(seconds)
-    finally:
-        await conn.close()
-
-
 async def test_a_worker_killed_while_the_database_is_away_30_s_is_taken_over_once_it_is_back(
     api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
 ) -> None:
@@ -475,7 +452,7 @@ async def test_a_worker_killed_while_the_database_is_away_30_s_is_taken_over_onc
     await api.wait_until(lambda: len(turns_shown()) >= 2, within=60)
     owner.kill()
     held = asyncio.Event()
-    away = asyncio.ensure_future(_database_away(storage_url, 30.0, held))
+    away = asyncio.ensure_future(database_away(storage_url, 30.0, held))
     await asyncio.wait_for(held.wait(), 10)
     await away
     back_at = time.time()
@@ -529,7 +506,7 @@ async def test_discord_down_30_s_while_the_owner_is_frozen_the_other_shows_the_d
     for method in ("GET", "POST", "PATCH", "PUT", "DELETE"):
         api.fail(method, r"/.*", for_seconds=30.0)
     await asyncio.sleep(4.0)  # the owner meets the outage and holds what it could not show
-    owner.process.send_signal(signal.SIGSTOP)
+    freeze(owner.process, storage_url)
     try:
         deadline = back + LEASE + HEARTBEAT + ROOM + 90
         while await _status_of(storage_url) == "running":
@@ -537,7 +514,7 @@ async def test_discord_down_30_s_while_the_owner_is_frozen_the_other_shows_the_d
             await asyncio.sleep(0.5)
         assert time.monotonic() >= back  # it waited Discord out, not talked to nobody
     finally:
-        owner.process.send_signal(signal.SIGCONT)
+        wake(owner.process)
     events = await _stored(storage_url)
     assert await _status_of(storage_url) == "completed"
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
@@ -623,10 +600,12 @@ async def test_a_model_out_for_30_s_is_waited_out_whichever_worker_people_reach(
     assert not _notices(api, thread, "failed")  # the outage never ended the debate as failed
 
 
-async def _frozen_through_a_takeover(api: FakeDiscordREST, worker: Worker, thread: int) -> float:
+async def _frozen_through_a_takeover(
+    api: FakeDiscordREST, worker: Worker, thread: int, storage_url: str
+) -> float:
     """Freeze the worker (SIGSTOP) until the thread says its debate was taken over, then wake it
     (SIGCONT); when it was woken (monotonic)."""
-    worker.process.send_signal(signal.SIGSTOP)
+    freeze(worker.process, storage_url)
     try:
         deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 10
         while not any(TAKEN_OVER in m["content"] for m in api.in_channel(thread)):
@@ -634,7 +613,7 @@ async def _frozen_through_a_takeover(api: FakeDiscordREST, worker: Worker, threa
             await asyncio.sleep(0.2)
     finally:
         woken = time.monotonic()
-        worker.process.send_signal(signal.SIGCONT)
+        wake(worker.process)
     return woken
 
 
@@ -658,7 +637,7 @@ async def test_a_worker_paused_while_it_waits_out_the_model_asks_it_nothing_when
     until = overload(claude, time.monotonic())
     await api.wait_until(lambda: bool(_notices(api, thread, PAUSED)), within=30)
 
-    woken = await _frozen_through_a_takeover(api, owner, thread)
+    woken = await _frozen_through_a_takeover(api, owner, thread, storage_url)
     await asyncio.sleep(max(5.0, until - time.monotonic() + 2))  # its waits run out, the model is back
 
     def owners(request: AnthropicRequest) -> bool:  # its calls are told apart by its key
@@ -708,7 +687,7 @@ async def test_a_vote_clicked_on_a_worker_woken_after_a_takeover_is_counted_by_t
         return None
 
     await api.wait_until(lambda: ballot() is not None, within=60)
-    await _frozen_through_a_takeover(api, owner, thread)
+    await _frozen_through_a_takeover(api, owner, thread, storage_url)
     card = ballot()
     assert card is not None
     keep = next(

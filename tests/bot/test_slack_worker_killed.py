@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ from core.storage import open_store
 from testkit.anthropic_api import FakeAnthropic
 from testkit.slack_api import FakeSlack
 from testkit.slack_world import ALICE, BOB, CHANNEL, SCRIPT, envelope, mention_event
+from tests.bot.freezing import freeze, wake
 from tests.bot.model_outage import BACK, PAUSED, on_claude, overload
 from tests.bot.slack_cluster import (
     Worker,
@@ -170,7 +170,7 @@ async def test_a_worker_paused_owing_slack_turns_shows_none_of_them_when_it_wake
     for method in ("chat.postMessage", "chat.update"):
         api.fail_next(method, status=503, error="service_unavailable", for_seconds=4.0)
     await asyncio.sleep(2.5)  # a turn ends meanwhile: the owner owes it
-    owner.process.send_signal(signal.SIGSTOP)
+    freeze(owner.process, storage_url)
     try:
         await other.event(json.dumps(envelope(mention_event("stop"))))
         said = await told(api, ALICE, 1, within=60)
@@ -181,7 +181,7 @@ async def test_a_worker_paused_owing_slack_turns_shows_none_of_them_when_it_wake
             lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=90
         )
     finally:
-        owner.process.send_signal(signal.SIGCONT)
+        wake(owner.process)
     store = await open_store(storage_url, StorageSettings(url=storage_url))
     try:
         (record,) = await store.list_debates()
@@ -267,13 +267,13 @@ async def test_slack_down_30_s_while_the_owner_is_frozen_the_other_shows_the_deb
     for method in DOWN_METHODS:
         api.fail_next(method, status=503, error="service_unavailable", for_seconds=SLACK_DOWN)
     await asyncio.sleep(4.0)  # the owner meets the outage and holds what it could not show
-    owner.process.send_signal(signal.SIGSTOP)
+    freeze(owner.process, storage_url)
     try:
         deadline = back + LEASE + HEARTBEAT + SLACK_ROOM + 90
         events = await _completed(storage_url, deadline, "the debate never ended after Slack came back")
         assert time.monotonic() >= back  # it waited Slack out, not talked to nobody
     finally:
-        owner.process.send_signal(signal.SIGCONT)
+        wake(owner.process)
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
     assert len([e for e in events if isinstance(e, Notice) and e.message == TAKEN_OVER]) == 1
