@@ -27,6 +27,7 @@ from core.formats import FORMATS, DebateFormat, Outcome
 from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
 from core.observe import DebateTags, EventObserver, ObservedSink
+from core.outlasting import Waiting
 from core.ports import Binding, DebateRecord, EventSink, Store
 from core.prepare import (
     AlreadyEnded,
@@ -312,11 +313,12 @@ class DebateManager:
         return await self.store.find_running(platform, channel)
 
     async def request_stop(
-        self, debate_id: str, reason: str = "stopped", *, wait: float = 10.0
+        self, debate_id: str, reason: str = "stopped", *, wait: float = 10.0, waiting: Waiting | None = None
     ) -> StopAnswer:
-        """Stop a debate, whichever process runs it; what happened, for the person who asked
-        (`core.stopping.request_stop`)."""
-        return await request_stop(self._sessions, self.store, debate_id, reason, wait=wait)
+        """Stop a debate, whichever process runs it, waiting out the store's outages; what happened,
+        for the person who asked (`core.stopping.request_stop`)."""
+        limits = self.settings.storage
+        return await request_stop(self._sessions, self.store, debate_id, reason, wait, limits, waiting)
 
     async def status_of(self, debate_id: str) -> DebateStatusView | None:
         """A running debate's status, whichever process runs it (None once it ended): this process's

@@ -10,15 +10,24 @@ import time
 from collections.abc import Mapping
 from typing import Literal
 
+from core.errors import StoreError
+from core.outlasting import Waiting, outlasting
 from core.ports import Store
 from core.session import DebateSession
+from core.settings import StorageSettings
 
 StopAnswer = Literal["stopped", "requested", "already_ended", "no_such_debate"]
 STOP_POLL = 0.2  # how often a stop asked through another process looks whether the debate ended
 
 
 async def request_stop(
-    sessions: Mapping[str, DebateSession], store: Store, debate_id: str, reason: str, *, wait: float
+    sessions: Mapping[str, DebateSession],
+    store: Store,
+    debate_id: str,
+    reason: str,
+    wait: float,
+    limits: StorageSettings,
+    waiting: Waiting | None = None,
 ) -> StopAnswer:
     """Stop a debate, whichever process runs it; what happened, for the person who asked.
 
@@ -28,8 +37,9 @@ async def request_stop(
     `storage.poll_seconds` on SQLite). Either way this waits up to `wait` seconds to see the
     debate end, closed with its statistics ("stopped"), else answers "requested" (it will: a
     stop left in the store is applied by the owner, or by the process that takes it over).
-    "already_ended" and "no_such_debate" when there is nothing to stop. Raises StoreError when
-    the store cannot answer."""
+    "already_ended" and "no_such_debate" when there is nothing to stop. While the store is
+    unavailable the stop waits for it (`core.outlasting`: `waiting` tells the person once), up to
+    `storage.outage_limit`, then raises StoreGaveUp; other store errors raise StoreError."""
     session = sessions.get(debate_id)
     if session is not None and not session.done and await session.still_ours():
         session.request_stop(reason)
@@ -37,16 +47,20 @@ async def request_stop(
             await asyncio.wait_for(session.wait(), wait)
             return "stopped"
         return "requested"
-    record = await store.get_debate(debate_id)
+    record = await outlasting(lambda: store.get_debate(debate_id), limits, waiting)
     if record is None:
         return "no_such_debate"
     if record.status != "running":
         return "already_ended"
-    await store.post_vote(debate_id, json.dumps({"control": "stop", "reason": reason}))
+    stop = json.dumps({"control": "stop", "reason": reason})
+    await outlasting(lambda: store.post_vote(debate_id, stop), limits, waiting)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         await asyncio.sleep(min(STOP_POLL, max(0.0, deadline - time.monotonic())))
-        current = await store.get_debate(debate_id)
+        try:
+            current = await store.get_debate(debate_id)
+        except StoreError:  # the stop is stored: the owner applies it whether or not this sees it
+            return "requested"
         if current is None or current.status != "running":
             return "stopped"
     return "requested"

@@ -18,6 +18,8 @@ import discord
 from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.discord.inbound.once import first_delivery
 from adapters.host import Host
+from core.errors import StoreUnavailable
+from core.outlasting import STATUS_UNKNOWN
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,8 @@ STYLES = {
 }
 EMOJIS = {STOP: "⏹️", STATUS: "📊", TRANSCRIPT: "📜"}
 ENDED = "This debate has ended. Its transcript is one click away: **Transcript**."
-CONFIRM_TEXT = "Stop the debate on **{topic}** now? Its closing card follows in the thread."
+CONFIRM_TEXT = "Stop {debate} now? Its closing card follows in the thread."
+CONFIRM_ANY = "this debate"  # while the database is away, its topic unknown
 
 
 class CardActions(Protocol):
@@ -97,9 +100,17 @@ async def press(commands: CardActions, interaction: discord.Interaction, action:
     if action == TRANSCRIPT:
         await commands.transcript(interaction, debate_id)
         return
-    record = await commands.rt.store.get_debate(debate_id)  # whichever worker runs it
+    try:
+        record = await commands.rt.store.get_debate(debate_id)  # whichever worker runs it
+        debate = f"the debate on **{record.topic}**" if record is not None else ""
+    except StoreUnavailable:  # the database away: Status says so; a Stop is confirmed, then waits
+        if action == STATUS:
+            await _tell(interaction, STATUS_UNKNOWN)
+            return
+        record, debate = None, CONFIRM_ANY
     handle = commands.rt.manager.get(debate_id)
-    if record is None or record.status != "running" or (handle is not None and handle.done):
+    ended = (record is not None and record.status != "running") or (handle is not None and handle.done)
+    if not debate or ended:
         await _tell(interaction, ENDED)
         return
     if action == STATUS:
@@ -107,7 +118,7 @@ async def press(commands: CardActions, interaction: discord.Interaction, action:
     elif action == STOP:
         confirm = discord.ui.View(timeout=None)
         confirm.add_item(CardButton(CONFIRM, debate_id))
-        await _tell(interaction, CONFIRM_TEXT.format(topic=record.topic), confirm)
+        await _tell(interaction, CONFIRM_TEXT.format(debate=debate), confirm)
     elif action == CONFIRM:
         log.info("debate %s: stop confirmed by %s", debate_id, interaction.user.id)
         await commands.stop(interaction)

@@ -170,18 +170,28 @@ OWNER = (  # a debate's owner, once the debate is stored with its thread (its ca
 )
 
 
-async def owner_of(storage_url: str, topic: str) -> str | None:
-    """The owner id (`instance:pid:token`) of the debate on `topic`, from its lease in the store."""
+async def _value(storage_url: str, sql: str, topic: str) -> str | None:
+    """One value the store holds for the debate on `topic` (`sql` selects it, `$1` the topic)."""
     if storage_url.startswith("sqlite"):
         with sqlite3.connect(storage_url.removeprefix("sqlite:///")) as db:
-            row = db.execute(OWNER.replace("$1", "?"), (topic,)).fetchone()
+            row = db.execute(sql.replace("$1", "?"), (topic,)).fetchone()
         return str(row[0]) if row is not None and row[0] else None
     conn = await asyncpg.connect(storage_url)
     try:
-        owner = await conn.fetchval(OWNER, topic)
+        value = await conn.fetchval(sql, topic)
     finally:
         await conn.close()
-    return str(owner) if owner else None
+    return str(value) if value else None
+
+
+async def owner_of(storage_url: str, topic: str) -> str | None:
+    """The owner id (`instance:pid:token`) of the debate on `topic`, from its lease in the store."""
+    return await _value(storage_url, OWNER, topic)
+
+
+async def status_of(storage_url: str, topic: str) -> str | None:
+    """The stored status of the debate on `topic` ("running", "stopped", ...)."""
+    return await _value(storage_url, "SELECT status FROM debates WHERE topic = $1", topic)
 
 
 async def owner_pid(storage_url: str, topic: str) -> int | None:

@@ -441,6 +441,62 @@ async def test_a_worker_paused_while_the_other_stops_its_debate_shows_nothing_wh
     assert status.content.startswith("No debate is running here"), status.content
 
 
+def _click(api: FakeDiscordREST, channel: int, user: dict[str, Any], action: str) -> dict[str, Any]:
+    """A click on the opening card's `action` button (stop, status, transcript)."""
+    for card in api.in_channel(channel):
+        ids = [c["custom_id"] for row in card.get("components", []) for c in row.get("components", [])]
+        for custom_id in ids:
+            if custom_id.startswith(f"rostra:{action}:"):
+                return api.interactions.payload_for_click(user=user, message=card, custom_id=custom_id)
+    raise AssertionError(f"no {action} button in the channel")
+
+
+async def test_the_database_away_30_s_a_stop_through_the_other_worker_is_kept_until_it_is_back(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    """Another process locks the database for 30 s while a debate runs. Through the worker that does
+    not run the debate, Status answers (the debate's status, or that the database is not answering),
+    and the starter's Stop is kept: she is told it waits for the database, then, once it is back,
+    that the debate was asked to stop; it ends stopped, each stored turn shown once. (The command
+    failed: the store's error went unanswered, and the debate went on.)"""
+    _, other, thread = await _running(api, workers, channel, storage_url)
+    turns_shown = _turns_shown(api, thread)
+    await api.wait_until(lambda: len(turns_shown()) >= 1, within=60)
+    held = asyncio.Event()
+    away = asyncio.ensure_future(database_away(storage_url, 30.0, held))
+    await asyncio.wait_for(held.wait(), 10)
+    back = time.monotonic() + 30.0
+
+    asked = await other.feed(api.interactions.payload_for_slash(channel_id=channel, user=ALICE, sub="stop"))
+    typed = await other.feed(api.interactions.payload_for_slash(channel_id=channel, user=BOB, sub="status"))
+    clicked = await other.feed(_click(api, channel, BOB, "status"))
+
+    def answers() -> list[str]:
+        return [r.content for r in api.interactions.replies(asked) if not r.loading]
+
+    await api.wait_until(lambda: len(answers()) >= 1, within=30)
+    assert answers()[0].startswith("The database isn't answering right now. Your Stop is kept"), answers()
+    assert time.monotonic() < back  # told while the database was away
+    await api.wait_until(lambda: len(answers()) >= 2, within=30 + 60)
+    assert answers()[1].startswith(("Stopping the debate", "Asked the debate to stop")), answers()
+    assert time.monotonic() >= back - 1  # answered once the database was back
+    for status in (typed, clicked):  # the command, and the card's button: answered either way
+        said = (await _answer(api, status, within=60)).content
+        assert TOPIC in said or said.startswith("The database isn't answering right now"), said
+    await away
+    deadline = time.monotonic() + 60
+    while await _status_of(storage_url) != "stopped":
+        assert time.monotonic() < deadline, "the stop was never applied"
+        await asyncio.sleep(0.2)
+    spoken = [e for e in await _stored(storage_url) if isinstance(e, TurnCompleted)]
+    await api.wait_until(lambda: len(turns_shown()) >= len(spoken), within=30)
+    await asyncio.sleep(1.0)  # time for a doubled message, if there were one
+    shown = turns_shown()
+    assert len(shown) == len(spoken), shown
+    for text, turn in zip(shown, spoken, strict=True):
+        assert turn.text in text and STREAMING not in text
+
+
 async def test_a_worker_killed_while_the_database_is_away_30_s_is_taken_over_once_it_is_back(
     api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,17 +19,21 @@ from tests.bot.slack_cluster import (
     LONG_TURNS,
     Worker,
     buttons,
+    ephemerals,
     owner_and_other,
     running_card,
     running_workers,
+    status_of,
     told,
     worker_env,
 )
+from tests.database_away import database_away
 from tests.helpers import write_script
 
 pytestmark = pytest.mark.slow
 
 OTHER_CHANNEL = "C0SECOND"
+DATABASE_AWAY = 30.0  # seconds
 
 
 @pytest.fixture
@@ -106,3 +111,41 @@ async def test_twenty_simultaneous_starts_over_two_workers_never_pass_the_cap(
     refusals = [e["text"] for e in api.ephemerals]
     assert len(refusals) == 17
     assert all("(the limit is 3)" in text for text in refusals)
+
+
+async def test_the_database_away_30_s_a_stop_through_the_other_worker_is_kept_until_it_is_back(
+    api: FakeSlack, workers: tuple[Worker, Worker], storage_url: str
+) -> None:
+    """Another process locks the database for 30 s while a debate runs. Asked through the worker
+    that does not run the debate meanwhile, Status answers, typed or clicked (the debate's status, or
+    that the database is not answering), and the starter's Stop is kept: she is told at once that it
+    waits for the database, and once the database is back that the debate was asked to stop; it ends
+    stopped. (It was answered "🚫 the database is unavailable: database is locked" after 20 s, and
+    the debate went on.)"""
+    first, _ = workers
+    topic = "Should cities ban cars?"
+    await first.event(json.dumps(envelope(mention_event(f"debate {topic}"))))
+    card = await running_card(api, CHANNEL)
+    other = await _the_other(workers, storage_url, topic)
+    held = asyncio.Event()
+    away = asyncio.ensure_future(database_away(storage_url, DATABASE_AWAY, held))
+    await asyncio.wait_for(held.wait(), 10)
+    back = time.monotonic() + DATABASE_AWAY
+
+    await other.event(json.dumps(envelope(mention_event("stop"))))
+    await other.event(json.dumps(envelope(mention_event("status", user=BOB))))
+    await other.click(BOB, card, "rostra_card_status")
+    waits = await told(api, ALICE, 1, within=30)
+    assert waits.startswith("The database isn't answering right now. Your Stop is kept"), waits
+    assert time.monotonic() < back  # told while the database was away
+    said = await told(api, ALICE, 2, within=DATABASE_AWAY + 60)
+    asked = (f"Stopping the debate on *{topic}*", f"Asked the debate on *{topic}* to stop")
+    assert said.startswith(asked), said
+    assert time.monotonic() >= back - 1  # answered once the database was back
+    await told(api, BOB, 2, within=60)
+    for status in ephemerals(api, BOB):  # the command, and the card's button: answered either way
+        assert f"*{topic}*" in status or status.startswith("The database isn't answering right now"), status
+    await away
+    await api.wait_until(lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=60)
+    assert await status_of(storage_url, topic) == "stopped"
+    assert not [t for t in ephemerals(api, ALICE) + ephemerals(api, BOB) if t.startswith("🚫")]

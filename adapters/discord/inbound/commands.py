@@ -18,7 +18,9 @@ from adapters.discord.render.cards import clip, personas_card
 from adapters.host import Host
 from adapters.stored_debates import latest_debate, named_debate
 from adapters.transcript_files import transcript_files
+from core.errors import StoreGaveUp, StoreUnavailable
 from core.formats import FORMATS
+from core.outlasting import STATUS_UNKNOWN, Waiting, outlasting, stop_not_kept, stop_waits
 from core.ports import DebateRecord
 from core.settings import FormatsSettings
 
@@ -31,7 +33,7 @@ MAX_TOPIC_OPTION = 2000  # the most limits.max_topic_length allows; the configur
 # arena's duration and exchanges, as core.settings.ArenaSettings bounds them (and the descriptions say)
 MIN_DURATION, MAX_DURATION = 30, 7200
 MIN_EXCHANGES, MAX_EXCHANGES = 1, 10
-STOP_WAIT = 1.5  # seconds to watch a debate another worker runs end (Discord wants an answer in 3)
+STOP_WAIT = 5.0  # seconds to watch a debate another worker runs end, before answering
 
 HUMAN_CHOICES = [
     app_commands.Choice(name="off: people watch; the AI voters decide", value="off"),
@@ -78,10 +80,24 @@ class DebateCommands:
         return Here(record.id, record.binding.started_by, int(thread) if thread.isdigit() else channel_id)
 
     async def _tell(self, interaction: discord.Interaction, text: str) -> None:
-        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        if interaction.response.is_done():  # deferred: the answer follows
+            await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        else:
+            await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
     async def stop(self, interaction: discord.Interaction) -> None:
-        found = await self._here(interaction.channel_id)
+        # deferred: a Stop waits out the database's outage rather than be lost (core.outlasting)
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        limits = self.rt.manager.settings.storage
+        waiting = Waiting(lambda: self._tell(interaction, stop_waits(limits)))
+        try:
+            await self._stop(interaction, waiting)
+        except StoreGaveUp:
+            await self._tell(interaction, stop_not_kept(limits))
+
+    async def _stop(self, interaction: discord.Interaction, waiting: Waiting) -> None:
+        limits = self.rt.manager.settings.storage
+        found = await outlasting(lambda: self._here(interaction.channel_id), limits, waiting)
         if found is None:
             await self._tell(interaction, messages.NO_DEBATE_HERE)
             return
@@ -100,8 +116,8 @@ class DebateCommands:
             await handle.stop(reason)
             await self._tell(interaction, messages.stopping(found.thread_id))
             return
-        # another worker runs it: the stop goes through the store (within Discord's 3 s to answer)
-        answer = await self.rt.manager.request_stop(found.debate_id, reason, wait=STOP_WAIT)
+        # another worker runs it: the stop goes through the store
+        answer = await self.rt.manager.request_stop(found.debate_id, reason, wait=STOP_WAIT, waiting=waiting)
         if answer == "stopped":
             await self._tell(interaction, messages.stopping(found.thread_id))
         elif answer == "requested":
@@ -110,8 +126,13 @@ class DebateCommands:
             await self._tell(interaction, messages.ALREADY_ENDING)
 
     async def status(self, interaction: discord.Interaction) -> None:
-        found = await self._here(interaction.channel_id)
-        view = await self.rt.manager.status_of(found.debate_id) if found is not None else None
+        await interaction.response.defer(ephemeral=True, thinking=True)  # the store may be slow to answer
+        try:
+            found = await self._here(interaction.channel_id)
+            view = await self.rt.manager.status_of(found.debate_id) if found is not None else None
+        except StoreUnavailable:
+            await self._tell(interaction, STATUS_UNKNOWN)
+            return
         if found is None or view is None:
             await self._tell(interaction, messages.NO_DEBATE_HERE)
             return

@@ -25,7 +25,8 @@ from adapters.slack.inbound.requests import Request
 from adapters.slack.render import messages
 from adapters.slack.settings import SlackSettings
 from adapters.transcript_files import TranscriptLimit
-from core.errors import StoreError
+from core.errors import StoreError, StoreGaveUp, StoreUnavailable
+from core.outlasting import STATUS_UNKNOWN, Waiting, outlasting, stop_not_kept, stop_waits
 from core.ports import DebateRecord
 
 log = logging.getLogger(__name__)
@@ -49,14 +50,22 @@ class Controls:
         try:
             record = await self.running(request.channel)
             view = await self.rt.manager.status_of(record.id) if record is not None else None
+        except StoreUnavailable:
+            await replies.say(STATUS_UNKNOWN)
+            return
         except StoreError as exc:
             await replies.say(messages.refusal(str(exc)))
             return
         await replies.say(messages.status_text(view) if view is not None else messages.NOTHING_RUNNING)
 
     async def stop(self, request: Request, replies: Replies) -> None:
+        limits = self.rt.manager.settings.storage
+        waiting = Waiting(lambda: replies.say(stop_waits(limits)))  # the database away: said once
         try:
-            record = await self.running(request.channel)
+            record = await outlasting(lambda: self.running(request.channel), limits, waiting)
+        except StoreGaveUp:
+            await replies.say(stop_not_kept(limits))
+            return
         except StoreError as exc:
             await replies.say(messages.refusal(str(exc)))
             return
@@ -86,7 +95,12 @@ class Controls:
             await replies.say(messages.stopping(record.topic))
             return
         try:
-            answer = await self.rt.manager.request_stop(record.id, STOP_REASON, wait=STOP_WAIT)
+            answer = await self.rt.manager.request_stop(
+                record.id, STOP_REASON, wait=STOP_WAIT, waiting=waiting
+            )
+        except StoreGaveUp:
+            await replies.say(stop_not_kept(limits))
+            return
         except StoreError as exc:
             await replies.say(messages.refusal(str(exc)))
             return

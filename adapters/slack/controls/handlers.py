@@ -26,6 +26,8 @@ from adapters.slack.inbound.dispatch import SlackFrontEnd
 from adapters.slack.inbound.once import first_delivery, trigger_key
 from adapters.slack.inbound.replies import MentionReplies
 from adapters.slack.inbound.requests import Request
+from core.errors import StoreUnavailable
+from core.outlasting import STATUS_UNKNOWN, TRY_AGAIN
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +72,13 @@ def register_card_buttons(app: AsyncApp, front: SlackFrontEnd) -> None:
         kind = str(action.get("action_id") or "")
         request = Request(team=team, channel=channel, user=str(user.get("id") or ""), text="")
         replies = MentionReplies(client, request)
-        found = await card_debate(front.rt, team=team, channel=channel, ts=ts)
+        try:
+            found = await card_debate(front.rt, team=team, channel=channel, ts=ts)
+        except StoreUnavailable:  # the database away: a Stop waits for it; Status, Transcript say so
+            if kind != STOP_ACTION:
+                await replies.say(STATUS_UNKNOWN if kind == STATUS_ACTION else TRY_AGAIN)
+                return
+            found = ("", True)  # the stop finds the channel's debate itself
         if found is None:
             await replies.say(UNKNOWN)
             return

@@ -1,0 +1,92 @@
+"""A person's request that needs the store, carried through the store's outage instead of refused.
+
+While the database is away a debate pauses and waits it out (core/session/outage.py), up to
+`storage.outage_limit`. A Stop asked meanwhile waits with it, on whichever worker it reaches:
+refused, it was lost (measured: the database locked 30 s, a Stop through the worker that did not
+run the debate was answered after 20 s "database is locked" and the debate went on). The person is
+told once that it waits, and past the limit that it could not be kept, in words a person reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from core.errors import StoreGaveUp, StoreUnavailable
+from core.settings import StorageSettings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class Waiting:
+    """Tells the person, once however many store calls their request makes, that it waits."""
+
+    def __init__(self, tell: Callable[[], Awaitable[None]]) -> None:
+        self._tell = tell
+        self.told = False
+
+    async def __call__(self) -> None:
+        if not self.told:
+            self.told = True
+            await self._tell()
+
+
+async def outlasting(
+    call: Callable[[], Awaitable[T]], limits: StorageSettings, waiting: Waiting | None = None
+) -> T:
+    """`call()`, tried again with backoff (`storage.retry_initial` doubling to `retry_max`) while the
+    store is unavailable; `waiting` is awaited at the first failure. Raises StoreGaveUp once the
+    store has been away `storage.outage_limit` seconds; other store errors pass at once."""
+    delay = limits.retry_initial
+    began: float | None = None
+    while True:
+        try:
+            return await call()
+        except StoreUnavailable as exc:
+            now = time.monotonic()
+            if began is None:
+                began = now
+                log.warning("a person's request waits for the store: %s", exc)
+                if waiting is not None:
+                    await waiting()
+            waited = now - began
+            if waited >= limits.outage_limit:
+                raise StoreGaveUp(f"the database was unavailable for {waited:.0f} s ({exc})") from exc
+            await asyncio.sleep(min(delay, limits.outage_limit - waited))
+            delay = min(delay * 2, limits.retry_max)
+
+
+STATUS_UNKNOWN = (  # Status asked meanwhile: nothing to keep, so answered at once
+    "The database isn't answering right now, so I can't say how the debate stands; try again in a moment."
+)
+TRY_AGAIN = "The database isn't answering right now; try again in a moment."  # anything else read
+
+
+def stop_waits(limits: StorageSettings) -> str:
+    """What the person whose Stop waits for the database is told at once."""
+    return (
+        "The database isn't answering right now. Your Stop is kept and goes through as soon as "
+        f"it's back (I keep trying for up to {span(limits.outage_limit)})."
+    )
+
+
+def stop_not_kept(limits: StorageSettings) -> str:
+    """What they are told when it was away too long to record the Stop."""
+    return (
+        f"The database hasn't answered for {span(limits.outage_limit)}, so your Stop couldn't be "
+        "recorded. The debate can't go on without the database either; ask again once it's back."
+    )
+
+
+def span(seconds: float) -> str:
+    """A length of time as a person says it: "2 minutes", "90 seconds", "1 second"."""
+    whole = round(seconds)
+    if whole >= 60 and whole % 60 == 0:
+        minutes = whole // 60
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return f"{whole} second{'s' if whole != 1 else ''}"
