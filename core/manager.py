@@ -355,24 +355,23 @@ class DebateManager:
             await self.store.take_votes(debate_id)
 
     async def deliver_votes(self, debate_id: str) -> None:
-        """Apply what other processes left in the store for a debate run here: Stops and votes.
-        A resumed debate takes them once it caught up with its log (a vote cast while it replays
-        would be refused and lost); they wait in the store until then."""
+        """Apply what other processes left in the store for a debate run here (Stops, votes), one
+        taking at a time so they count in the order left; a resumed debate takes them once it caught
+        up with its log (a vote cast while it replays would be refused); they wait until then."""
         session = self._sessions.get(debate_id)
         if session is None or session.done or session.catching_up:
             return
-        for payload in await self.store.take_votes(debate_id):
-            left = json.loads(payload)
-            if (stop := stop_asked(left)) is not None:  # a Stop asked through another process
-                session.request_stop(stop)
-                continue
-            vote = RelayedVote.read(left)
-            try:
-                await self.cast_vote(
-                    debate_id, vote.vote_id, vote.voter_id, vote.choice, voter_name=vote.voter_name
-                )
-            except BallotError as exc:  # the window closed meanwhile, say: as for a vote cast here
-                log.info("debate %s: a vote from another process was refused: %s", debate_id, exc)
+        async with session.window_clock.taking:
+            for payload in await self.store.take_votes(debate_id):
+                left = json.loads(payload)
+                if (stop := stop_asked(left)) is not None:  # a Stop asked through another process
+                    session.request_stop(stop)
+                    continue
+                v = RelayedVote.read(left)
+                try:
+                    await self.cast_vote(debate_id, v.vote_id, v.voter_id, v.choice, voter_name=v.voter_name)
+                except BallotError as exc:  # the window closed meanwhile, say: as for a vote cast here
+                    log.info("debate %s: a vote from another process was refused: %s", debate_id, exc)
 
     def _forget(self, session: DebateSession) -> None:
         if self._sessions.get(session.debate_id) is session:

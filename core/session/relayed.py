@@ -9,6 +9,7 @@ are counted here all the same: no vote a person was told about is dropped.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -24,6 +25,9 @@ class WindowClock:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self.take_relayed: Callable[[], Awaitable[None]] | None = None  # set by the debate's manager
+        # One taking of the left votes at a time (the vote loop, a window's end, a takeover may each
+        # take some): two at once would cast one person's votes out of the order they were left.
+        self.taking = asyncio.Lock()
 
     def now(self) -> float:
         return self._clock.now()

@@ -65,12 +65,14 @@ async def test_reactions_delivered_to_the_other_worker_count_in_the_owners_debat
         await other.react(DAN, "x", ts, added=False)  # his ✅ is still on the card: it counts again
         await other.react(ERIN, "x", ts)  # votes are passed on in order: hers comes last
 
-        def counted() -> bool:
-            ballot = handle.state.ballots["v1"]
-            held = {p: v.choice for p, v in ballot.human_votes.items()}
-            return held == {ALICE: "replace", CAROL: "replace", DAN: "keep", ERIN: "replace"}
+        def held() -> dict[str, str]:
+            return {p: v.choice for p, v in handle.state.ballots["v1"].human_votes.items()}
 
-        await api.wait_until(counted)
+        expected = {ALICE: "replace", CAROL: "replace", DAN: "keep", ERIN: "replace"}
+        try:
+            await api.wait_until(lambda: held() == expected, within=30)
+        except TimeoutError:  # say what the owner counted instead
+            raise AssertionError(f"the owner holds {held()}, not {expected}") from None
         await clock.release()
         await owner.settle()
         events = await owner.events(debate_id)
