@@ -18,6 +18,7 @@ from adapters.host import Host
 from adapters.reaction_ballot import ReactionBallot
 from adapters.stored_cards import CardOf, StoredCard, StoredCards
 from core.errors import BallotError, StoreError
+from core.outlasting import outlasting
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +74,15 @@ class RemoteReactions:
     async def cast(
         self, debate_id: str, vote_id: str, person: str, choice: str | None, name: str | None
     ) -> bool:
-        """Hand the vote to whichever process runs the debate; False when it has ended."""
+        """Hand the vote to whichever process runs the debate; False when it has ended. While the
+        store is away the vote waits for it (`core.outlasting`), the person's later reactions behind
+        it: a reaction's event is not sent again, so a vote refused here would be lost."""
+        manager = self.rt.manager
         try:
-            await self.rt.manager.cast_vote(debate_id, vote_id, person, choice, voter_name=name)
+            await outlasting(
+                lambda: manager.cast_vote(debate_id, vote_id, person, choice, voter_name=name),
+                manager.settings.storage,
+            )
         except BallotError as exc:
             log.debug("debate %s: a vote by %s refused: %s", debate_id, person, exc)
             return False

@@ -8,6 +8,7 @@ its log holds each VoteCast once.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import ALICE, BOB, CAROL, DAN, ERIN, Harness, open_harness
 from tests.adapters.slack.test_ballot_buttons import BUTTONS, click, has_buttons, vote_card
 from tests.adapters.slack.test_resume import TIE
+from tests.database_away import database_away
 
 
 def human_votes(events: list[Any]) -> list[tuple[str, str]]:
@@ -86,6 +88,46 @@ async def test_reactions_delivered_to_the_other_worker_count_in_the_owners_debat
         ]
     )
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
+
+
+async def test_reactions_delivered_to_the_other_worker_while_the_database_is_away_count_once_it_is_back(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """The database locked 8 s by another process's write: reactions reaching the worker that does
+    not run the debate meanwhile wait for it and are counted by the owner once it is back, in their
+    order (they were lost: the vote could not be stored, and Slack does not send an event again)."""
+    clock = HeldClock(hold=5)
+    async with (
+        open_harness(tmp_path, api, script=TIE, clock=clock) as owner,
+        open_harness(tmp_path, api, script=TIE, storage={"busy_timeout": 0.5}) as other,
+    ):
+        owner.rt.enable_failover()
+        await window_open(owner, other)
+        handle = owner.running()
+        assert handle is not None
+        ts = vote_card(owner)["ts"]
+        await api.wait_until(  # the owner read the card when the window opened
+            lambda: any(c.args.get("timestamp") == ts for c in api.calls_to("reactions.get"))
+        )
+        held = asyncio.Event()
+        away = asyncio.ensure_future(database_away(owner.rt.config.storage.url, 8.0, held))
+        await asyncio.wait_for(held.wait(), 10)
+        await other.react(BOB, "white_check_mark", ts)
+        await other.react(ALICE, "white_check_mark", ts)
+        await other.react(ALICE, "x", ts)  # her newer reaction is her vote
+        assert not away.done()  # all of it while the database was away
+        await away
+
+        def counted() -> dict[str, str]:
+            return {p: v.choice for p, v in handle.state.ballots["v1"].human_votes.items()}
+
+        expected = {BOB: "keep", ALICE: "replace"}
+        try:
+            await api.wait_until(lambda: counted() == expected, within=30)
+        except TimeoutError:
+            raise AssertionError(f"the owner holds {counted()}, not {expected}") from None
+        await clock.release()
+        await owner.settle()
 
 
 async def test_votes_passed_on_while_the_owner_reads_the_card_are_not_taken_back(
