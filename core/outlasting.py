@@ -5,6 +5,8 @@ While the database is away a debate pauses and waits it out (core/session/outage
 refused, it was lost (measured: the database locked 30 s, a Stop through the worker that did not
 run the debate was answered after 20 s "database is locked" and the debate went on). The person is
 told once that it waits, and past the limit that it could not be kept, in words a person reads.
+A reaction passed on to the debate's owner waits the same way (adapters/remote_votes.py): its event
+is not sent again, so refused it was lost. Status, with nothing to keep, answers at once.
 """
 
 from __future__ import annotations
