@@ -8,6 +8,7 @@ module chooses, longer than the platform would deliver the request again.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from core.errors import StoreError
@@ -16,15 +17,15 @@ from core.ports import Store
 log = logging.getLogger(__name__)
 
 
-async def first_delivery(store: Store, key: str | None, ttl: float) -> bool:
+async def first_delivery(store: Store, key: str | None, ttl: float, within: float | None = None) -> bool:
     """True when this is the first delivery of `key` anywhere in the bot (no key: always true).
 
-    When the store cannot answer, the request is handled (a lost request is worse than a rare
-    double)."""
+    When the store cannot answer (within `within` seconds, if given: for a platform that wants an
+    answer soon), the request is handled (a lost request is worse than a rare double)."""
     if key is None:
         return True
     try:
-        return await store.first_delivery(key, ttl)
-    except StoreError as exc:
-        log.warning("could not check %s against earlier deliveries: %s", key, exc)
+        return await asyncio.wait_for(store.first_delivery(key, ttl), within)
+    except (StoreError, TimeoutError) as exc:
+        log.warning("could not check %s against earlier deliveries: %s", key, str(exc) or "no answer in time")
         return True

@@ -52,6 +52,11 @@ class Asked:
     replies: list[Reply] = field(default_factory=list)
     deferred: Reply | None = None
     answered_at: float | None = None
+    made_at: float = field(default_factory=time.monotonic)  # Discord wants a first answer within 3 s
+
+    def answered_within(self) -> float | None:
+        """Seconds from the interaction to its first answer (or "thinking…"), once answered."""
+        return None if self.answered_at is None else self.answered_at - self.made_at
 
 
 class Interactions:

@@ -18,6 +18,7 @@ from adapters.discord.controls import CardButton
 from adapters.discord.delivery.desk import DebateDesk
 from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.discord.delivery.webhooks import PersonaWebhooks
+from adapters.discord.inbound.answers import tell
 from adapters.discord.inbound.commands import DebateCommands, build_group
 from adapters.discord.inbound.once import OnceTree
 from adapters.discord.launch import Launcher
@@ -145,10 +146,7 @@ class RostraBot(commands.Bot):
             "/%s failed", interaction.command.qualified_name if interaction.command else "?", exc_info=error
         )
         try:
-            if interaction.response.is_done():
-                await interaction.followup.send(OOPS, ephemeral=True, allowed_mentions=NO_MENTIONS)
-            else:
-                await interaction.response.send_message(OOPS, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            await tell(interaction, OOPS)
         except discord.HTTPException:
             log.warning("could not tell the person that /debate failed")
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import discord
 
-from adapters.discord.delivery.sender import NO_MENTIONS
+from adapters.discord.inbound.answers import in_time, tell
 from adapters.discord.inbound.once import first_delivery
 from adapters.host import Host
 from core.errors import StoreUnavailable
@@ -88,37 +88,30 @@ class CardButton(
         await press(commands, interaction, self.action, self.debate_id)
 
 
-async def _tell(interaction: discord.Interaction, text: str, view: discord.ui.View | None = None) -> None:
-    if view is None:
-        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
-    else:
-        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS, view=view)
-
-
 async def press(commands: CardActions, interaction: discord.Interaction, action: str, debate_id: str) -> None:
     """One click: the transcript of any debate; stop and status only while it runs."""
     if action == TRANSCRIPT:
         await commands.transcript(interaction, debate_id)
         return
     try:
-        record = await commands.rt.store.get_debate(debate_id)  # whichever worker runs it
+        record = await in_time(interaction, commands.rt.store.get_debate(debate_id))  # on any worker
         debate = f"the debate on **{record.topic}**" if record is not None else ""
     except StoreUnavailable:  # the database away: Status says so; a Stop is confirmed, then waits
         if action == STATUS:
-            await _tell(interaction, STATUS_UNKNOWN)
+            await tell(interaction, STATUS_UNKNOWN)
             return
         record, debate = None, CONFIRM_ANY
     handle = commands.rt.manager.get(debate_id)
     ended = (record is not None and record.status != "running") or (handle is not None and handle.done)
     if not debate or ended:
-        await _tell(interaction, ENDED)
+        await tell(interaction, ENDED)
         return
     if action == STATUS:
         await commands.status(interaction)
     elif action == STOP:
         confirm = discord.ui.View(timeout=None)
         confirm.add_item(CardButton(CONFIRM, debate_id))
-        await _tell(interaction, CONFIRM_TEXT.format(debate=debate), confirm)
+        await tell(interaction, CONFIRM_TEXT.format(debate=debate), confirm)
     elif action == CONFIRM:
         log.info("debate %s: stop confirmed by %s", debate_id, interaction.user.id)
         await commands.stop(interaction)

@@ -15,12 +15,13 @@ from typing import Any
 
 import discord
 
-from adapters.discord.delivery.sender import NO_MENTIONS
+from adapters.discord.inbound.answers import in_time, tell
 from adapters.discord.inbound.once import first_delivery
 from adapters.host import Host
 from adapters.stored_cards import StoredCards
 from core.errors import BallotClosedError, BallotError, StoreError
 from core.models import VoteOption
+from core.outlasting import outlasting
 
 log = logging.getLogger(__name__)
 
@@ -74,15 +75,10 @@ class BallotButton(
             return
         remote = getattr(interaction.client, "remote_votes", None)
         cards = getattr(remote, "cards", None)
-        answer = await vote(
-            rt,
-            self.debate_id,
-            self.vote_id,
-            self.key,
-            interaction.user,
-            cards if isinstance(cards, StoredCards) else None,
-        )
-        await interaction.response.send_message(answer, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        stored = cards if isinstance(cards, StoredCards) else None
+        voted = vote(rt, self.debate_id, self.vote_id, self.key, interaction.user, stored)
+        answer = await in_time(interaction, voted)
+        await tell(interaction, answer)
 
 
 def _label(options: Sequence[VoteOption], key: str) -> str:
@@ -125,10 +121,15 @@ async def vote(
 async def vote_elsewhere(
     rt: Host, debate_id: str, vote_id: str, key: str, user: discord.abc.User, cards: StoredCards | None
 ) -> str:
-    """A click on a card of a debate another process runs: the vote goes to it through the store.
-    The card's buttons are there only while its window is open, so the click is taken as a vote."""
+    """A click on a card of a debate another process runs: the vote goes to it through the store
+    (waiting for it while it is away: `core.outlasting`). The card's buttons are there only while its
+    window is open, so the click is taken as a vote."""
+    cast = rt.manager.cast_vote
     try:
-        await rt.manager.cast_vote(debate_id, vote_id, str(user.id), key, voter_name=user.display_name)
+        await outlasting(
+            lambda: cast(debate_id, vote_id, str(user.id), key, voter_name=user.display_name),
+            rt.manager.settings.storage,
+        )
         options = await cards.options(debate_id, vote_id) if cards is not None else None
     except BallotError:
         return ENDED

@@ -12,6 +12,7 @@ from discord import app_commands
 from adapters.discord.access import can_see, may_stop
 from adapters.discord.delivery.desk import DebateDesk
 from adapters.discord.delivery.sender import NO_MENTIONS, embed_of
+from adapters.discord.inbound.answers import in_time, tell
 from adapters.discord.launch import PLATFORM, Launcher, StartRequest
 from adapters.discord.render import messages
 from adapters.discord.render.cards import clip, personas_card
@@ -22,7 +23,7 @@ from core.errors import StoreGaveUp, StoreUnavailable
 from core.formats import FORMATS
 from core.outlasting import STATUS_UNKNOWN, Waiting, outlasting, stop_not_kept, stop_waits
 from core.ports import DebateRecord
-from core.settings import FormatsSettings
+from core.settings import FormatsSettings, StorageSettings
 
 log = logging.getLogger(__name__)
 
@@ -79,64 +80,45 @@ class DebateCommands:
         thread = record.binding.channel  # a Discord debate is bound to its thread
         return Here(record.id, record.binding.started_by, int(thread) if thread.isdigit() else channel_id)
 
-    async def _tell(self, interaction: discord.Interaction, text: str) -> None:
-        if interaction.response.is_done():  # deferred: the answer follows
-            await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
-        else:
-            await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
-
     async def stop(self, interaction: discord.Interaction) -> None:
-        # deferred: a Stop waits out the database's outage rather than be lost (core.outlasting)
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        limits = self.rt.manager.settings.storage
-        waiting = Waiting(lambda: self._tell(interaction, stop_waits(limits)))
+        limits = self.rt.manager.settings.storage  # a Stop waits a database outage out (core.outlasting)
+        waiting = Waiting(lambda: tell(interaction, stop_waits(limits)))
         try:
-            await self._stop(interaction, waiting)
+            text = await in_time(interaction, self._stop(interaction, limits, waiting))
         except StoreGaveUp:
-            await self._tell(interaction, stop_not_kept(limits))
+            text = stop_not_kept(limits)
+        await tell(interaction, text)
 
-    async def _stop(self, interaction: discord.Interaction, waiting: Waiting) -> None:
-        limits = self.rt.manager.settings.storage
+    async def _stop(self, interaction: discord.Interaction, limits: StorageSettings, waiting: Waiting) -> str:
         found = await outlasting(lambda: self._here(interaction.channel_id), limits, waiting)
         if found is None:
-            await self._tell(interaction, messages.NO_DEBATE_HERE)
-            return
-        user = interaction.user
-        roles = self.settings.starter_roles
-        starter = found.started_by
+            return messages.NO_DEBATE_HERE
+        user, roles, starter = interaction.user, self.settings.starter_roles, found.started_by
         if not may_stop(user, interaction.permissions, roles, starter=starter):
-            await self._tell(interaction, messages.not_starter(starter, roles))
-            return
+            return messages.not_starter(starter, roles)
         reason = f"stopped by {user.display_name}"
         handle = self.rt.manager.get(found.debate_id)
         if handle is not None:  # run here: told at once
             if handle.done:
-                await self._tell(interaction, messages.ALREADY_ENDING)
-                return
+                return messages.ALREADY_ENDING
             await handle.stop(reason)
-            await self._tell(interaction, messages.stopping(found.thread_id))
-            return
+            return messages.stopping(found.thread_id)
         # another worker runs it: the stop goes through the store
         answer = await self.rt.manager.request_stop(found.debate_id, reason, wait=STOP_WAIT, waiting=waiting)
         if answer == "stopped":
-            await self._tell(interaction, messages.stopping(found.thread_id))
-        elif answer == "requested":
-            await self._tell(interaction, messages.stop_requested(found.thread_id))
-        else:
-            await self._tell(interaction, messages.ALREADY_ENDING)
+            return messages.stopping(found.thread_id)
+        return messages.stop_requested(found.thread_id) if answer == "requested" else messages.ALREADY_ENDING
 
     async def status(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)  # the store may be slow to answer
+        await tell(interaction, await in_time(interaction, self._status(interaction.channel_id)))
+
+    async def _status(self, channel_id: int | None) -> str:
         try:
-            found = await self._here(interaction.channel_id)
+            found = await self._here(channel_id)
             view = await self.rt.manager.status_of(found.debate_id) if found is not None else None
         except StoreUnavailable:
-            await self._tell(interaction, STATUS_UNKNOWN)
-            return
-        if found is None or view is None:
-            await self._tell(interaction, messages.NO_DEBATE_HERE)
-            return
-        await self._tell(interaction, messages.status_text(view, found.thread_id))
+            return STATUS_UNKNOWN
+        return messages.status_text(view, found.thread_id) if found and view else messages.NO_DEBATE_HERE
 
     async def transcript(self, interaction: discord.Interaction, debate_id: str | None) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
@@ -145,16 +127,10 @@ class DebateCommands:
             text = messages.no_such_debate(debate_id) if debate_id else messages.NO_DEBATE_STORED
             await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
             return
-        events = await self.rt.store.events(record.id)
-        await interaction.followup.send(
-            messages.transcript_caption(record.topic, record.id),
-            files=[
-                discord.File(io.BytesIO(f.content.encode("utf-8")), filename=f.filename)
-                for f in await transcript_files(record, events)
-            ],
-            ephemeral=True,
-            allowed_mentions=NO_MENTIONS,
-        )
+        made = await transcript_files(record, await self.rt.store.events(record.id))
+        files = [discord.File(io.BytesIO(f.content.encode("utf-8")), filename=f.filename) for f in made]
+        caption = messages.transcript_caption(record.topic, record.id)
+        await interaction.followup.send(caption, files=files, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
     async def _stored(self, interaction: discord.Interaction, debate_id: str | None) -> DebateRecord | None:
         """The debate asked for (in this server only), else the latest one of this channel or thread."""
