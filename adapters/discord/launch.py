@@ -15,6 +15,7 @@ from adapters.discord.delivery.desk import DebateDesk, Running
 from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.webhooks import PersonaWebhooks, seats_taken
+from adapters.discord.inbound.answers import in_time, tell
 from adapters.discord.inbound.documents import read_document, read_documents
 from adapters.discord.install.invite import missing_permissions
 from adapters.discord.render import messages
@@ -23,7 +24,8 @@ from adapters.discord.results import START_CARD_KEY, DiscordResults, public_card
 from adapters.host import Host
 from core.admission import Claim
 from core.documents import Document
-from core.errors import DebateError
+from core.errors import DebateError, StoreUnavailable
+from core.outlasting import TRY_AGAIN
 from core.ports import Binding
 from core.spec import DebateSpec
 
@@ -111,23 +113,21 @@ class Launcher:
     async def start(self, interaction: discord.Interaction, request: StartRequest) -> None:
         plan = self._plan(interaction, request)
         if isinstance(plan, str):
-            await interaction.response.send_message(plan, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            await tell(interaction, plan)
             return
-        try:  # the last check, claimed in the store: the same answer from every worker
-            claim = await self.rt.admission.admit(
-                platform=PLATFORM,
-                scope=str(plan.guild.id),
-                channel=str(plan.channel.id),
-                user=str(plan.user.id),
-            )
+        # files are checked only once downloaded: answer privately so a refusal stays private
+        private = request.has_files
+        where = {"scope": str(plan.guild.id), "channel": str(plan.channel.id), "user": str(plan.user.id)}
+        try:  # the last check, claimed in the store: the same answer from every worker (deferred if slow)
+            claim = await in_time(interaction, self.rt.admission.admit(platform=PLATFORM, **where), private)
         except DebateError as exc:  # AdmissionError, or the store could not answer
-            await interaction.response.send_message(str(exc), ephemeral=True, allowed_mentions=NO_MENTIONS)
+            text = TRY_AGAIN if isinstance(exc, StoreUnavailable) else str(exc)
+            await self._refuse_late(interaction, text, private=private)
             return
         async with claim:  # released (cooldown given back) unless the debate starts
             with self.desk.starting(plan.channel.id):
-                # files are checked only once downloaded: answer privately so a refusal stays private
-                private = request.has_files
-                await interaction.response.defer(thinking=True, ephemeral=private)
+                if not interaction.response.is_done():
+                    await interaction.response.defer(thinking=True, ephemeral=private)
                 try:
                     spec = plan.spec or await self._spec_with_files(request)
                 except DebateError as exc:
@@ -263,8 +263,11 @@ class Launcher:
 
     @staticmethod
     async def _refuse_late(interaction: discord.Interaction, text: str, *, private: bool) -> None:
-        """A refusal after deferring, to the person alone: a private "thinking…" reply becomes the
-        refusal; a public one is withdrawn and the refusal follows privately."""
+        """A refusal to the person alone: before any answer, said privately; after deferring, a
+        private "thinking…" reply becomes the refusal, a public one is withdrawn and it follows."""
+        if not interaction.response.is_done():
+            await tell(interaction, text)
+            return
         if private:
             await interaction.edit_original_response(content=text, allowed_mentions=NO_MENTIONS)
             return

@@ -459,9 +459,10 @@ async def test_the_database_away_30_s_a_stop_through_the_other_worker_is_kept_un
     """Another process locks the database for 30 s while a debate runs. Through the worker that does
     not run the debate, Status answers (the debate's status, or that the database is not answering),
     and the starter's Stop is kept: she is told it waits for the database, then, once it is back,
-    that the debate was asked to stop; it ends stopped, each stored turn shown once. Each is answered
-    (or deferred) within Discord's 3 s. (The command failed: the store's error went unanswered, and
-    the debate went on.)"""
+    that the debate was asked to stop; it ends stopped, each stored turn shown once. A second start
+    there is refused in words. Each is answered (or deferred) within Discord's 3 s. (The Stop failed:
+    the store's error went unanswered, and the debate went on; the start answered the store's words
+    after its 5 s busy wait, too late for Discord.)"""
     _, other, thread = await _running(api, workers, channel, storage_url)
     turns_shown = _turns_shown(api, thread)
     await api.wait_until(lambda: len(turns_shown()) >= 1, within=60)
@@ -473,6 +474,10 @@ async def test_the_database_away_30_s_a_stop_through_the_other_worker_is_kept_un
     asked = await other.feed(api.interactions.payload_for_slash(channel_id=channel, user=ALICE, sub="stop"))
     typed = await other.feed(api.interactions.payload_for_slash(channel_id=channel, user=BOB, sub="status"))
     clicked = await other.feed(_click(api, channel, BOB, "status"))
+    start = api.interactions.payload_for_slash(
+        channel_id=channel, user=BOB, sub="start", options={"topic": "Should trains be free?"}
+    )
+    started = await other.feed(start)
 
     def answers() -> list[str]:
         return [r.content for r in api.interactions.replies(asked) if not r.loading]
@@ -486,7 +491,10 @@ async def test_the_database_away_30_s_a_stop_through_the_other_worker_is_kept_un
     for status in (typed, clicked):  # the command, and the card's button: answered either way
         said = (await _answer(api, status, within=60)).content
         assert TOPIC in said or said.startswith("The database isn't answering right now"), said
-    for interaction in (asked, typed, clicked):  # each within Discord's 3 s (a defer, at least)
+    await api.wait_until(lambda: any(not r.loading for r in api.interactions.replies(started)), within=60)
+    refused = " / ".join(r.content for r in api.interactions.replies(started))
+    assert "already running" in refused or "The database isn't answering right now" in refused, refused
+    for interaction in (asked, typed, clicked, started):  # each within Discord's 3 s (a defer, at least)
         took = api.interactions.asked[interaction].answered_within()
         assert took is not None and took < 3.0, took
     await away

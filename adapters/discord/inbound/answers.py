@@ -16,12 +16,12 @@ T = TypeVar("T")
 DEFER_AFTER = 1.5  # seconds of work before the interaction is deferred
 
 
-async def in_time(interaction: discord.Interaction[Any], work: Awaitable[T]) -> T:
+async def in_time(interaction: discord.Interaction[Any], work: Awaitable[T], private: bool = True) -> T:
     task = asyncio.ensure_future(work)
     try:
         slow = not (await asyncio.wait({task}, timeout=DEFER_AFTER))[0]
         if slow and not interaction.response.is_done():  # (a first answer may have gone: "it waits")
-            await interaction.response.defer(ephemeral=True, thinking=True)
+            await interaction.response.defer(ephemeral=private, thinking=True)
         return await task
     finally:
         task.cancel()  # the handler itself cancelled: its work too (a no-op once done)

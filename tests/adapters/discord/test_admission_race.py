@@ -30,11 +30,17 @@ class _Said:
 @dataclass
 class _Response:
     said: list[_Said]
+    answered: list[bool]  # the interaction's: whether it was answered or deferred
+
+    def is_done(self) -> bool:
+        return bool(self.answered)
 
     async def send_message(self, content: str, *, ephemeral: bool = False, **_: Any) -> None:
+        self.answered.append(True)
         self.said.append(_Said(content, ephemeral))
 
     async def defer(self, **_: Any) -> None:
+        self.answered.append(True)
         await asyncio.sleep(0)
 
 
@@ -57,10 +63,11 @@ class _Interaction:
     permissions: discord.Permissions = field(default_factory=discord.Permissions.none)
     app_permissions: discord.Permissions = field(default_factory=discord.Permissions.all)
     said: list[_Said] = field(default_factory=list)
+    answered: list[bool] = field(default_factory=list)
 
     @property
     def response(self) -> _Response:
-        return _Response(self.said)
+        return _Response(self.said, self.answered)
 
     @property
     def followup(self) -> _Followup:
