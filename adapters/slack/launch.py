@@ -45,7 +45,8 @@ from adapters.slack.results import SlackResults
 from adapters.slack.settings import SlackSettings
 from core.admission import Claim
 from core.clock import Clock, RealClock
-from core.errors import DebateError
+from core.errors import DebateError, StoreUnavailable
+from core.outlasting import TRY_AGAIN
 from core.ports import Binding
 from core.spec import DebateSpec
 
@@ -112,7 +113,8 @@ class Launcher:
                     platform=PLATFORM, scope=request.team, channel=request.channel, user=request.user
                 )
             except DebateError as exc:  # AdmissionError, or the store could not answer
-                await replies.say(messages.refusal(str(exc)))
+                text = TRY_AGAIN if isinstance(exc, StoreUnavailable) else str(exc)
+                await replies.say(messages.refusal(text))
                 return
             async with claim:  # released (cooldown given back) unless the debate starts
                 if attachments:

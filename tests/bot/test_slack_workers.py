@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from testkit.slack_api import FakeSlack
-from testkit.slack_world import ALICE, BOB, CHANNEL, envelope, mention_event
+from testkit.slack_world import ALICE, BOB, CAROL, CHANNEL, envelope, mention_event
 from tests.bot.slack_cluster import (
     LONG_TURNS,
     Worker,
@@ -120,8 +120,8 @@ async def test_the_database_away_30_s_a_stop_through_the_other_worker_is_kept_un
     that does not run the debate meanwhile, Status answers, typed or clicked (the debate's status, or
     that the database is not answering), and the starter's Stop is kept: she is told at once that it
     waits for the database, and once the database is back that the debate was asked to stop; it ends
-    stopped. (It was answered "🚫 the database is unavailable: database is locked" after 20 s, and
-    the debate went on.)"""
+    stopped. A second start there is refused in words. (The Stop was answered "🚫 the database is
+    unavailable: database is locked" after 20 s, and the debate went on.)"""
     first, _ = workers
     topic = "Should cities ban cars?"
     await first.event(json.dumps(envelope(mention_event(f"debate {topic}"))))
@@ -135,6 +135,7 @@ async def test_the_database_away_30_s_a_stop_through_the_other_worker_is_kept_un
     await other.event(json.dumps(envelope(mention_event("stop"))))
     await other.event(json.dumps(envelope(mention_event("status", user=BOB))))
     await other.click(BOB, card, "rostra_card_status")
+    await other.event(json.dumps(envelope(mention_event("debate Should trains be free?", user=CAROL))))
     waits = await told(api, ALICE, 1, within=30)
     assert waits.startswith("The database isn't answering right now. Your Stop is kept"), waits
     assert time.monotonic() < back  # told while the database was away
@@ -145,6 +146,8 @@ async def test_the_database_away_30_s_a_stop_through_the_other_worker_is_kept_un
     await told(api, BOB, 2, within=60)
     for status in ephemerals(api, BOB):  # the command, and the card's button: answered either way
         assert f"*{topic}*" in status or status.startswith("The database isn't answering right now"), status
+    refused = await told(api, CAROL, 1, within=60)  # a second start there: refused in words
+    assert "already running" in refused or "The database isn't answering right now" in refused, refused
     await away
     await api.wait_until(lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=60)
     assert await status_of(storage_url, topic) == "stopped"
