@@ -18,10 +18,9 @@ import discord
 from adapters.discord.inbound.answers import in_time, tell
 from adapters.discord.inbound.once import first_delivery
 from adapters.host import Host
-from adapters.stored_cards import StoredCards
+from adapters.remote_votes import RemoteReactions
 from core.errors import BallotClosedError, BallotError, StoreError
 from core.models import VoteOption
-from core.outlasting import outlasting
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +73,8 @@ class BallotButton(
         if rt is None:
             return
         remote = getattr(interaction.client, "remote_votes", None)
-        cards = getattr(remote, "cards", None)
-        stored = cards if isinstance(cards, StoredCards) else None
-        voted = vote(rt, self.debate_id, self.vote_id, self.key, interaction.user, stored)
+        relay = remote if isinstance(remote, RemoteReactions) else None
+        voted = vote(rt, self.debate_id, self.vote_id, self.key, interaction.user, relay)
         answer = await in_time(interaction, voted)
         await tell(interaction, answer)
 
@@ -92,13 +90,13 @@ async def vote(
     vote_id: str,
     key: str,
     user: discord.abc.User,
-    cards: StoredCards | None = None,
+    remote: RemoteReactions | None = None,
 ) -> str:
-    """Cast a click's vote; what to tell the person. `cards`: the stored cards this bot remembers
-    (for the labels of votes on debates another process runs)."""
+    """Cast a click's vote; what to tell the person. `remote` passes on votes for debates another
+    process runs (and knows their cards' labels)."""
     handle = rt.manager.get(debate_id)
     if handle is None:  # another process runs it, or it has ended
-        return await vote_elsewhere(rt, debate_id, vote_id, key, user, cards)
+        return await vote_elsewhere(debate_id, vote_id, key, user, remote) if remote else UNAVAILABLE
     if handle.done:
         return ENDED
     ballot = handle.state.ballots.get(vote_id)
@@ -119,22 +117,16 @@ async def vote(
 
 
 async def vote_elsewhere(
-    rt: Host, debate_id: str, vote_id: str, key: str, user: discord.abc.User, cards: StoredCards | None
+    debate_id: str, vote_id: str, key: str, user: discord.abc.User, remote: RemoteReactions
 ) -> str:
-    """A click on a card of a debate another process runs: the vote goes to it through the store
-    (waiting for it while it is away: `core.outlasting`). The card's buttons are there only while its
-    window is open, so the click is taken as a vote."""
-    cast = rt.manager.cast_vote
+    """A click on a card of a debate another process runs: the vote goes to it through the store,
+    as a reaction's does (`RemoteReactions.cast`: waited out while the store is away). The card's
+    buttons are there only while its window is open, so the click is taken as a vote."""
     try:
-        await outlasting(
-            lambda: cast(debate_id, vote_id, str(user.id), key, voter_name=user.display_name),
-            rt.manager.settings.storage,
-        )
-        options = await cards.options(debate_id, vote_id) if cards is not None else None
-    except BallotError:
-        return ENDED
-    except StoreError as exc:
-        log.warning("debate %s: could not pass a vote on through the store: %s", debate_id, exc)
+        if not await remote.cast(debate_id, vote_id, str(user.id), key, user.display_name):
+            return ENDED
+        options = await remote.cards.options(debate_id, vote_id)
+    except StoreError:  # the store did not answer (a failed cast says so in the log)
         return UNAVAILABLE
     return f"You voted {_label(options or (), key)}."
 
