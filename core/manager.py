@@ -27,7 +27,7 @@ from core.formats import FORMATS, DebateFormat, Outcome
 from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
 from core.observe import DebateTags, EventObserver, ObservedSink
-from core.outlasting import Waiting
+from core.outlasting import Waiting, confirmed_now
 from core.ports import Binding, DebateRecord, EventSink, Store
 from core.prepare import (
     AlreadyEnded,
@@ -116,7 +116,7 @@ class DebateManager:
     def _run(self, session: DebateSession) -> DebateHandle:
         self._sessions[session.debate_id] = session
         session.start()
-        session.on_done(lambda: self._forget(session))
+        session.on_done(lambda _: self._forget(session))
         return DebateHandle(session)
 
     def _stored_session(
@@ -322,9 +322,9 @@ class DebateManager:
 
     async def status_of(self, debate_id: str) -> DebateStatusView | None:
         """A running debate's status, whichever process runs it (None once it ended): this process's
-        own view, else one rebuilt from the stored log (its clock as of its last tick)."""
+        own view, else one rebuilt from the stored log (as of its last tick); StoreUnavailable now."""
         session = self._sessions.get(debate_id)
-        if session is not None and not session.done and await session.still_ours():
+        if session is not None and not session.done and await confirmed_now(session.still_ours()):
             return session.status()
         record = await self.store.get_debate(debate_id)
         if record is None or record.status != "running":

@@ -63,6 +63,35 @@ async def outlasting(
             delay = min(delay * 2, limits.retry_max)
 
 
+TELL_AFTER = 1.0
+"""Seconds a request may take confirming this process still runs its debate before the person is
+told it waits (a lease not renewed while the database was away is confirmed with the database)."""
+
+
+async def confirmed(asking: Awaitable[T], limits: StorageSettings, waiting: Waiting | None = None) -> T:
+    """`asking`, a call that itself waits while the store is away (`Store.still_held`): `waiting` is
+    told once it has taken `TELL_AFTER` seconds; StoreGaveUp past `storage.outage_limit`."""
+    task = asyncio.ensure_future(asking)
+    try:
+        if waiting is not None:
+            done, _ = await asyncio.wait({task}, timeout=TELL_AFTER)
+            if not done:
+                await waiting()
+        return await asyncio.wait_for(task, limits.outage_limit)
+    except TimeoutError as exc:
+        raise StoreGaveUp(f"the database was unavailable for {limits.outage_limit:.0f} s") from exc
+    finally:
+        task.cancel()
+
+
+async def confirmed_now(asking: Awaitable[bool]) -> bool:
+    """The same for what is answered at once (Status): StoreUnavailable past `TELL_AFTER`."""
+    try:
+        return await asyncio.wait_for(asking, TELL_AFTER)
+    except TimeoutError as exc:
+        raise StoreUnavailable("could not confirm that this process still runs the debate") from exc
+
+
 STATUS_UNKNOWN = (  # Status asked meanwhile: nothing to keep, so answered at once
     "The database isn't answering right now, so I can't say how the debate stands; try again in a moment."
 )

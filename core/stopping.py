@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from core.errors import StoreError
-from core.outlasting import Waiting, outlasting
+from core.outlasting import Waiting, confirmed, outlasting
 from core.ports import Store
 from core.session import DebateSession
 from core.settings import StorageSettings
@@ -31,9 +31,10 @@ async def request_stop(
 ) -> StopAnswer:
     """Stop a debate, whichever process runs it; what happened, for the person who asked.
 
-    Here: the debate is told at once. Elsewhere (or here no longer: taken over while this process
-    was paused past its lease): the stop is left in the store for the owner,
-    which applies it as it applies relayed votes (at once on Postgres, within
+    Here: the debate is told at once, once this process has confirmed it still runs it (a lease
+    not renewed while the database was away is confirmed with it first). Elsewhere (or here no
+    longer: taken over while this process was paused past its lease): the stop is left in the
+    store for the owner, which applies it as it applies relayed votes (at once on Postgres, within
     `storage.poll_seconds` on SQLite). Either way this waits up to `wait` seconds to see the
     debate end, closed with its statistics ("stopped"), else answers "requested" (it will: a
     stop left in the store is applied by the owner, or by the process that takes it over).
@@ -41,7 +42,7 @@ async def request_stop(
     unavailable the stop waits for it (`core.outlasting`: `waiting` tells the person once), up to
     `storage.outage_limit`, then raises StoreGaveUp; other store errors raise StoreError."""
     session = sessions.get(debate_id)
-    if session is not None and not session.done and await session.still_ours():
+    if session is not None and not session.done and await confirmed(session.still_ours(), limits, waiting):
         session.request_stop(reason)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(session.wait(), wait)

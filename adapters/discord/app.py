@@ -60,7 +60,7 @@ class RostraBot(commands.Bot):
         self.desk = DebateDesk()
         self.webhooks = webhooks
         launcher = Launcher(rt, self.desk, self.webhooks)
-        self.debate_commands = DebateCommands(rt, self.desk, launcher)
+        self.debate_commands = DebateCommands(rt, launcher)
         self.resumer = Resumer(self, rt, self.desk, self.webhooks)
         self.resumer.results = launcher.results  # resumed debates' results too (results.py)
         self.remote_votes = RemoteVotes(rt)  # votes on debates another process runs (ballots/remote.py)

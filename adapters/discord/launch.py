@@ -24,7 +24,7 @@ from adapters.discord.results import START_CARD_KEY, DiscordResults, public_card
 from adapters.host import Host
 from core.admission import Claim
 from core.documents import Document
-from core.errors import DebateError, StoreUnavailable
+from core.errors import DebateError, StoreError, StoreUnavailable
 from core.outlasting import TRY_AGAIN
 from core.ports import Binding
 from core.spec import DebateSpec
@@ -155,7 +155,12 @@ class Launcher:
         # the result, when it ends, to this channel and on the card (adapters/discord/results.py)
         self.results.follow(debate_id, channel=plan.channel, thread_id=thread.id, card=card)
         if card is not None and not card.flags.ephemeral:
-            await self.rt.store.set_binding_value(debate_id, START_CARD_KEY, f"{card.channel.id}:{card.id}")
+            try:
+                await self.rt.store.set_binding_value(
+                    debate_id, START_CARD_KEY, f"{card.channel.id}:{card.id}"
+                )
+            except StoreError as exc:  # taken over meanwhile, say: its result goes to the channel alone
+                log.warning("debate %s: could not record its start card: %s", debate_id, exc)
 
     # --- checks (synchronous: all of them fit well inside the 3 s before a reply is due) --------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from core.errors import BallotClosedError
 from core.ports import Binding
@@ -106,6 +106,10 @@ class DebateHandle:
 
     async def wait(self) -> DebateResult:
         return await self._session.wait()
+
+    def on_end(self, callback: Callable[[DebateResult], None]) -> None:
+        """`callback(result)` once the debate has ended here, however it ended (taken over, too)."""
+        self._session.on_done(callback)
 
     def status(self) -> DebateStatusView:
         return self._session.status()

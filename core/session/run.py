@@ -173,8 +173,8 @@ class DebateSession:
         """A resumed debate still replaying its stored log (people's votes are refused until it is live)."""
         return self._catch_up.replaying
 
-    def on_done(self, callback: Callable[[], None]) -> None:
-        self._result.add_done_callback(lambda _: callback())
+    def on_done(self, callback: Callable[[DebateResult], None]) -> None:
+        self._result.add_done_callback(lambda ended: callback(ended.result()))
 
     async def wait(self) -> DebateResult:
         return await asyncio.shield(self._result)

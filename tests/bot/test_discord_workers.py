@@ -764,3 +764,35 @@ async def test_a_vote_clicked_on_a_worker_woken_after_a_takeover_is_counted_by_t
     assert [(v.voter.id, v.choice) for v in votes] == [(BOB["id"], "keep")]
     closed = next(e for e in events if isinstance(e, VotingClosed))
     assert closed.human_tally.get("keep") == 1, closed.human_tally
+
+
+async def test_a_stop_reaching_a_worker_as_it_wakes_after_a_takeover_stops_the_debate(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    """The owner frozen (SIGSTOP) until the other worker has taken its debate over; Alice's
+    `/debate stop` reaches it as it wakes (sent while it was frozen). Its copy of the debate is no
+    longer the debate: the Stop goes to the new owner and the debate ends stopped. (The woken worker
+    stopped its own copy, answered "Stopping the debate", and the debate went on to its end.)"""
+    owner, _, thread = await _running(api, workers, channel, storage_url)
+    payload = api.interactions.payload_for_slash(channel_id=channel, user=ALICE, sub="stop")
+    freeze(owner.process, storage_url)
+    try:
+        deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 10
+        while not any(TAKEN_OVER in m["content"] for m in api.in_channel(thread)):
+            assert time.monotonic() < deadline, "the debate was never taken over"
+            await asyncio.sleep(0.2)
+        assert owner.process.stdin is not None  # delivered while it sleeps: handled as it wakes
+        owner.process.stdin.write(json.dumps(payload) + "\n")
+        owner.process.stdin.flush()
+    finally:
+        wake(owner.process)
+    assert await owner.line() == {"fed": payload["id"]}
+    answer = await _answer(api, int(payload["id"]))
+    assert answer.content.startswith(("Stopping the debate", "Asked the debate to stop")), answer.content
+    deadline = time.monotonic() + 30
+    while await _status_of(storage_url) == "running":
+        assert time.monotonic() < deadline, "the debate went on"
+        await asyncio.sleep(0.2)
+    assert await _status_of(storage_url) == "stopped"
+    again = await _start(api, owner, channel, BOB)  # the channel is free again, on this worker too
+    assert not again.ephemeral and "rostra:stop:" in " ".join(again.custom_ids()), again.content

@@ -29,9 +29,12 @@ from tests.bot.model_outage import BACK, PAUSED, on_claude, overload
 from tests.bot.slack_cluster import (
     Worker,
     buttons,
+    ephemerals,
     owner_and_other,
+    owner_pid,
     running_card,
     running_workers,
+    status_of,
     told,
     worker_env,
 )
@@ -285,3 +288,43 @@ async def test_slack_down_30_s_while_the_owner_is_frozen_the_other_shows_the_deb
     # the card shows it ended
     await api.wait_until(lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=30)
     assert owner.process.poll() is None  # awake, not crashed
+
+
+async def test_a_stop_reaching_a_worker_as_it_wakes_after_a_takeover_stops_the_debate(
+    api: FakeSlack, workers: list[Worker], storage_url: str
+) -> None:
+    """The owner frozen (SIGSTOP) until the other worker has taken its debate over; Alice's `stop`
+    reaches it as it wakes (sent while it was frozen). Its copy of the debate is no longer the
+    debate: the Stop goes to the new owner and the debate ends stopped. (The woken worker stopped its
+    own copy, answered "Stopping the debate", and the debate went on to its end.)"""
+    await workers[0].event(json.dumps(envelope(mention_event(f"debate {TOPIC}"))))
+    card = await running_card(api, CHANNEL)
+    owner, _ = await owner_and_other(workers, storage_url, TOPIC)
+    freeze(owner.process, storage_url)
+    try:
+        deadline = time.monotonic() + LEASE + HEARTBEAT + SLACK_ROOM + 10
+        while await owner_pid(storage_url, TOPIC) == owner.process.pid:
+            assert time.monotonic() < deadline, "the debate was never taken over"
+            await asyncio.sleep(0.2)
+        stopping = asyncio.ensure_future(owner.event(json.dumps(envelope(mention_event("stop")))))
+        await asyncio.sleep(0.5)  # in its socket's queue: handled as it wakes
+    finally:
+        wake(owner.process)
+    await stopping
+    said = await told(api, ALICE, 1, within=30)
+    assert said.startswith((f"Stopping the debate on *{TOPIC}*", f"Asked the debate on *{TOPIC}* to stop")), (
+        said
+    )
+    deadline = time.monotonic() + 30
+    while await status_of(storage_url, TOPIC) == "running":
+        assert time.monotonic() < deadline, "the debate went on"
+        await asyncio.sleep(0.2)
+    assert await status_of(storage_url, TOPIC) == "stopped"
+    await api.wait_until(lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=30)
+    assert card["ts"] == api.top_level(CHANNEL)[0]["ts"]
+    await owner.event(json.dumps(envelope(mention_event("debate Should trains be free?", user=BOB))))
+    deadline = time.monotonic() + 30  # the channel is free on the woken worker too
+    while await status_of(storage_url, "Should trains be free?") != "running":
+        assert time.monotonic() < deadline, f"Bob's debate never started: {ephemerals(api, BOB)}"
+        await asyncio.sleep(0.2)
+    assert len(api.top_level(CHANNEL)) == 2

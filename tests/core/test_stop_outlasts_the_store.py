@@ -15,7 +15,7 @@ import pytest
 from bot.config import Secrets
 from bot.runtime import Runtime
 from core.clock import RealClock
-from core.errors import StoreGaveUp
+from core.errors import StoreGaveUp, StoreUnavailable
 from core.events import HumanVoteOpened
 from core.outlasting import Waiting, span, stop_not_kept
 from core.settings import StorageSettings
@@ -105,3 +105,41 @@ def test_the_refusal_past_the_limit_says_how_long_in_words() -> None:
         "90 seconds",
         "10 minutes",
     ]
+
+
+async def test_a_stop_asked_where_the_debate_runs_while_the_database_is_away(
+    tmp_path: Path, url: str
+) -> None:
+    """The worker running the debate, its lease gone unconfirmed while the database was away: the
+    Stop (and Status) there must first confirm it still runs the debate. It was stopped at once,
+    without asking, by each front end: so a copy another worker had taken over was "stopped" and
+    the debate went on. Now the person is told it waits, as on any other worker, and Status says at
+    once that it cannot tell (on the other worker it did; here it hung until the database was back)."""
+    storage = {"url": url, "lease_seconds": 2.0, "heartbeat_seconds": 1.0, "busy_timeout": 0.5}
+    config = make_config(
+        tmp_path, storage=storage, model={"script": str(write_script(tmp_path, SCRIPT)), "latency": 0}
+    )
+    told: list[float] = []
+    async with Runtime(config, clock=RealClock(), secrets=Secrets()) as rt:
+        rt.enable_failover()
+        debate_id = await _running(rt, RecordingSink())
+        held = asyncio.Event()
+        away = asyncio.ensure_future(database_away(url, AWAY, held))
+        await asyncio.wait_for(held.wait(), 10)
+        await asyncio.sleep(1.5)  # past what the lease is good for unconfirmed (lease less a heartbeat)
+        began = time.monotonic()
+        with pytest.raises(StoreUnavailable):
+            await rt.manager.status_of(debate_id)
+        assert time.monotonic() - began < 2.0  # answered at once, not when the database is back
+
+        async def tell() -> None:
+            told.append(time.monotonic() - began)
+
+        answer = await rt.manager.request_stop(
+            debate_id, "stopped by alice", wait=10.0, waiting=Waiting(tell)
+        )
+        assert answer == "stopped"
+        assert len(told) == 1 and told[0] < AWAY - 1.5  # told while it waited, once
+        await away
+        record = await rt.store.get_debate(debate_id)
+        assert record is not None and record.status == "stopped"

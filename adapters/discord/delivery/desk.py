@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from adapters.discord.ballots.reactions import CardRegistry
 from adapters.discord.delivery.sink import DiscordSink
-from core.session import DebateHandle
+from core.session import DebateHandle, DebateResult
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,13 @@ class DebateDesk:
             self._ended.discard(debate_id)
             return
         self._running[debate_id] = running
+        running.handle.on_end(lambda result: self._cut_short(running, result))
+
+    def _cut_short(self, running: Running, result: DebateResult) -> None:
+        """A debate ended here without its end (taken over by another worker, say): no longer here,
+        its channel free on this worker as on the others (its end, shown here, says `finished`)."""
+        if result.reason == "interrupted" and self._running.get(result.debate_id) is running:
+            del self._running[result.debate_id]
 
     def finished(self, debate_id: str) -> None:
         if self._running.pop(debate_id, None) is None:

@@ -10,7 +10,6 @@ import discord
 from discord import app_commands
 
 from adapters.discord.access import can_see, may_stop
-from adapters.discord.delivery.desk import DebateDesk
 from adapters.discord.delivery.sender import NO_MENTIONS, embed_of
 from adapters.discord.inbound.answers import in_time, tell
 from adapters.discord.launch import PLATFORM, Launcher, StartRequest
@@ -34,7 +33,7 @@ MAX_TOPIC_OPTION = 2000  # the most limits.max_topic_length allows; the configur
 # arena's duration and exchanges, as core.settings.ArenaSettings bounds them (and the descriptions say)
 MIN_DURATION, MAX_DURATION = 30, 7200
 MIN_EXCHANGES, MAX_EXCHANGES = 1, 10
-STOP_WAIT = 5.0  # seconds to watch a debate another worker runs end, before answering
+STOP_WAIT = 5.0  # seconds to watch the debate end (whichever worker runs it), before answering
 
 HUMAN_CHOICES = [
     app_commands.Choice(name="off: people watch; the AI voters decide", value="off"),
@@ -60,20 +59,16 @@ class Here:
 
 
 class DebateCommands:
-    def __init__(self, rt: Host, desk: DebateDesk, launcher: Launcher) -> None:
+    def __init__(self, rt: Host, launcher: Launcher) -> None:
         self.rt = rt
-        self.desk = desk
         self.launcher = launcher
         self.settings = rt.config.discord
 
     async def _here(self, channel_id: int | None) -> Here | None:
-        """The debate running in this thread or started from this channel (on any worker)."""
+        """The debate running in this thread or started from this channel, on any worker: the store's
+        answer, the same on every worker (a copy here another worker took over is not asked)."""
         if channel_id is None:
             return None
-        running = self.desk.in_channel(channel_id)
-        if running is not None:
-            handle = running.handle
-            return Here(handle.debate_id, handle.binding.started_by, running.thread_id)
         record = await self.rt.manager.find_running(platform=PLATFORM, channel=str(channel_id))
         if record is None:
             return None
@@ -97,13 +92,7 @@ class DebateCommands:
         if not may_stop(user, interaction.permissions, roles, starter=starter):
             return messages.not_starter(starter, roles)
         reason = f"stopped by {user.display_name}"
-        handle = self.rt.manager.get(found.debate_id)
-        if handle is not None:  # run here: told at once
-            if handle.done:
-                return messages.ALREADY_ENDING
-            await handle.stop(reason)
-            return messages.stopping(found.thread_id)
-        # another worker runs it: the stop goes through the store
+        # one path wherever it runs: a copy here that another worker took over is not the debate
         answer = await self.rt.manager.request_stop(found.debate_id, reason, wait=STOP_WAIT, waiting=waiting)
         if answer == "stopped":
             return messages.stopping(found.thread_id)

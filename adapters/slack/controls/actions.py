@@ -16,7 +16,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.host import Host
 from adapters.slack.access import StopPolicy
 from adapters.slack.controls.transcripts import PLATFORM, attach_transcript, find_record, thread_link
-from adapters.slack.delivery.desk import SlackDesk
 from adapters.slack.delivery.failures import api_error
 from adapters.slack.delivery.sink import NETWORK_ERRORS
 from adapters.slack.errors import PermissionCheckError
@@ -33,12 +32,12 @@ log = logging.getLogger(__name__)
 
 CHECK_TIMEOUT = 2.0  # seconds for the permission check (user groups) before a stop is refused
 STOP_REASON = "stopped by a member of the channel"
-STOP_WAIT = 5.0  # seconds to watch a debate another worker runs end, before answering
+STOP_WAIT = 5.0  # seconds to watch the debate end (whichever worker runs it), before answering
 
 
 class Controls:
-    def __init__(self, rt: Host, client: AsyncWebClient, settings: SlackSettings, desk: SlackDesk) -> None:
-        self.rt, self.client, self.desk = rt, client, desk
+    def __init__(self, rt: Host, client: AsyncWebClient, settings: SlackSettings) -> None:
+        self.rt, self.client = rt, client
         self._stoppers = StopPolicy(settings)
         self.transcripts = TranscriptLimit()
 
@@ -89,12 +88,7 @@ class Controls:
             await replies.say(messages.STOP_NOT_PERMITTED)
             return
         log.info("debate %s: stop asked by %s", record.id, request.user)
-        sink = self.desk.sink_in(request.channel)
-        if sink is not None and sink.debate_id == record.id:  # run here: stopped at once
-            await sink.stop(STOP_REASON)
-            await replies.say(messages.stopping(record.topic))
-            return
-        try:
+        try:  # one path wherever it runs: a copy here that another worker took over is not the debate
             answer = await self.rt.manager.request_stop(
                 record.id, STOP_REASON, wait=STOP_WAIT, waiting=waiting
             )

@@ -53,7 +53,7 @@ class SlackFrontEnd:
         self.desk = SlackDesk()
         self.results = SlackResults(rt, client)  # each debate's result to its channel at the end
         self.launcher = Launcher(rt, client, self.settings, self.desk, self.results)
-        self.controls = Controls(rt, client, self.settings, self.desk)
+        self.controls = Controls(rt, client, self.settings)
         self.remote_votes = RemoteVotes(rt)  # votes on debates another worker runs
         self.bots = bot_users_of(client)  # other apps' bot users: their reactions are no votes
 
