@@ -209,6 +209,9 @@ class MemoryStore:
     async def first_delivery(self, key: str, ttl: float) -> bool:
         return True
 
+    async def forget_delivery(self, key: str) -> None:
+        return None
+
     async def join_workers(self, role: str) -> None:
         return None
 

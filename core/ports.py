@@ -204,6 +204,10 @@ class Store(Protocol):
         """True for the first caller to present `key` within `ttl` seconds, in any process."""
         ...
 
+    async def forget_delivery(self, key: str) -> None:
+        """Let `key` be presented again as a first (what its first delivery began did not happen)."""
+        ...
+
     async def join_workers(self, role: str) -> None:
         """Count this process among the live workers of `role` until it closes (its heartbeat)."""
         ...

@@ -55,6 +55,7 @@ class ClusterStatements:
     renew_claims: str
     drop_claims: str
     first_delivery: str
+    forget_delivery: str
     purge_deliveries: str
     worker_alive: str
     worker_gone: str
@@ -114,6 +115,7 @@ _CLUSTER = ClusterStatements(
         "INSERT INTO deliveries (key, expires_at) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE"
         " SET expires_at = excluded.expires_at WHERE deliveries.expires_at <= $3 RETURNING key"
     ),
+    forget_delivery="DELETE FROM deliveries WHERE key = $1",
     purge_deliveries=(
         "DELETE FROM deliveries WHERE key IN"
         " (SELECT key FROM deliveries WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)"

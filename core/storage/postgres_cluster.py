@@ -117,6 +117,12 @@ class PostgresCluster(ABC):
         first: bool = await self._alone(op)
         return first
 
+    async def forget_delivery(self, key: str) -> None:
+        async def op(conn: asyncpg.Connection) -> None:
+            await conn.execute(CLUSTER.forget_delivery, key)
+
+        await self._write(op)
+
     async def join_workers(self, role: str) -> None:
         async def op(conn: asyncpg.Connection) -> None:
             until = time.time() + self.settings.lease_seconds

@@ -105,6 +105,12 @@ class SQLiteCluster(ABC):
         first: bool = await self._write(op, savepoint=False)  # one change: its only statement
         return first
 
+    async def forget_delivery(self, key: str) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(CLUSTER.forget_delivery, (key,))
+
+        await self._write(op, savepoint=False)  # one change: its only statement
+
     async def join_workers(self, role: str) -> None:
         def op(conn: sqlite3.Connection) -> None:
             until = time.time() + self.settings.lease_seconds

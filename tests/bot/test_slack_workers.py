@@ -1,7 +1,8 @@
 """Two `rostra slack --http` workers behind one URL on one database act as one bot: a mention
 delivered to both starts one debate, a second start in the busy channel is refused by the other
 worker, and `stop` and the card's Status and Stop buttons work through the worker that does not run
-the debate (real processes, the Web API fake, SQLite and Postgres)."""
+the debate; a transcript asked through both is attached once (real processes, the Web API fake,
+SQLite and Postgres)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,10 @@ def workers(
     env = worker_env(storage_url, write_script(tmp_path, LONG_TURNS), api, marker.kwargs if marker else {})
     with running_workers([env, env], tmp_path / "stderr.log") as (first, second):
         yield first, second
+
+
+def _told_that(api: FakeSlack, user: str, said: str) -> bool:
+    return any(said in text for text in ephemerals(api, user))
 
 
 async def _the_other(workers: tuple[Worker, Worker], storage_url: str, topic: str) -> Worker:
@@ -111,6 +117,27 @@ async def test_twenty_simultaneous_starts_over_two_workers_never_pass_the_cap(
     refusals = [e["text"] for e in api.ephemerals]
     assert len(refusals) == 17
     assert all("(the limit is 3)" in text for text in refusals)
+
+
+async def test_a_transcript_asked_through_either_worker_is_attached_once(
+    api: FakeSlack, workers: tuple[Worker, Worker]
+) -> None:
+    """Alice asks for the debate's transcript through one worker, then Bob through the other within
+    the ten minutes: one Markdown file and its page are attached, and Bob is pointed to them. (Each
+    worker kept its own window: Bob's ask attached a second pair.)"""
+    first, second = workers
+    topic = "Should cities ban cars?"
+    await first.event(json.dumps(envelope(mention_event(f"debate {topic}"))))
+    await running_card(api, CHANNEL)
+    for worker, user, said in (
+        (first, ALICE, "is attached in the debate's thread"),
+        (second, BOB, "was attached in"),  # pointed to the file the other worker attached
+        (first, CAROL, "was attached in"),
+    ):
+        await worker.event(json.dumps(envelope(mention_event("transcript", user=user))))
+        await api.wait_until(partial(_told_that, api, user, said), within=30)
+    transcripts = [f["filename"] for f in api.files.values() if f["filename"].endswith((".md", ".html"))]
+    assert len(transcripts) == 2, transcripts
 
 
 async def test_the_database_away_30_s_a_stop_through_the_other_worker_is_kept_until_it_is_back(

@@ -125,7 +125,7 @@ async def test_a_lapsed_claim_frees_the_channel(url: str, opener: Opener) -> Non
     assert isinstance(await b.admit(ask("c1", person="u2")), Claimed)
 
 
-async def test_an_inbound_key_is_first_once_across_processes_until_it_expires(
+async def test_an_inbound_key_is_first_once_across_processes_until_it_expires_or_is_forgotten(
     url: str, opener: Opener
 ) -> None:
     a, b = await opener(), await opener()
@@ -135,6 +135,9 @@ async def test_an_inbound_key_is_first_once_across_processes_until_it_expires(
     await run_sql(url, "UPDATE deliveries SET expires_at = 0 WHERE key = 'slack:event:Ev1'")
     assert await b.first_delivery("slack:event:Ev1", 600) is True  # expired: a new delivery
     assert await a.first_delivery("slack:event:Ev1", 600) is False
+    await b.forget_delivery("slack:event:Ev1")  # what it began did not happen: the next is a first
+    assert await a.first_delivery("slack:event:Ev1", 600) is True
+    assert await b.first_delivery("slack:event:Ev1", 600) is False
 
 
 async def test_live_workers_are_counted_per_role_and_leave_when_closed(opener: Opener) -> None:

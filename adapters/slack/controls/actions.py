@@ -3,17 +3,21 @@ may stop a debate, what it is doing, its transcript attached in the channel.
 
 Every answer comes from the store, so it is the same on whichever worker the request lands: the
 channel's running debate is looked up there, its status is rebuilt from its stored log when another
-worker runs it, and a stop is left there for its owner (the reply says whether it has ended yet)."""
+worker runs it, a stop is left there for its owner (the reply says whether it has ended yet), and
+a debate's transcript is attached once per window (`TRANSCRIPT_EVERY`) by whichever worker is
+asked first (its key claimed in the store, as an inbound request's is: adapters/once.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
+from adapters.once import first_delivery
 from adapters.slack.access import StopPolicy
 from adapters.slack.controls.transcripts import PLATFORM, attach_transcript, find_record, thread_link
 from adapters.slack.delivery.failures import api_error
@@ -23,7 +27,7 @@ from adapters.slack.inbound.replies import Replies
 from adapters.slack.inbound.requests import Request
 from adapters.slack.render import messages
 from adapters.slack.settings import SlackSettings
-from adapters.transcript_files import TranscriptLimit
+from adapters.transcript_files import TRANSCRIPT_EVERY
 from core.errors import StoreError, StoreGaveUp, StoreUnavailable
 from core.outlasting import STATUS_UNKNOWN, Waiting, outlasting, stop_not_kept, stop_waits
 from core.ports import DebateRecord
@@ -39,7 +43,6 @@ class Controls:
     def __init__(self, rt: Host, client: AsyncWebClient, settings: SlackSettings) -> None:
         self.rt, self.client = rt, client
         self._stoppers = StopPolicy(settings)
-        self.transcripts = TranscriptLimit()
 
     async def running(self, channel: str) -> DebateRecord | None:
         """The debate running in the channel, whichever worker runs it."""
@@ -110,25 +113,19 @@ class Controls:
         if record is None:
             await replies.say(messages.no_transcript(debate_id))
             return
-        earlier = self.transcripts.earlier(record.id)
-        if earlier is not None:  # one file per debate a window: point to it
-            await replies.say(
-                messages.transcript_recent(
-                    record.id, record.topic, earlier.link, round(self.transcripts.every / 60)
-                )
-            )
+        window = f"slack:transcript:{record.id}"  # one file per debate a window, on every worker
+        if not await first_delivery(self.rt.store, window, TRANSCRIPT_EVERY):  # point to the earlier one
+            link = await thread_link(self.rt, self.client, record)
+            minutes = round(TRANSCRIPT_EVERY / 60)
+            await replies.say(messages.transcript_recent(record.id, record.topic, link, minutes))
             return
-        upload = self.transcripts.begin(record.id)
         await replies.confirm(messages.preparing_transcript(record.id))
         try:
             await attach_transcript(self.rt, self.client, record)
-        except SlackApiError as exc:
-            self.transcripts.failed(record.id)
-            await replies.say(messages.transcript_failed(api_error(exc)))
+        except (SlackApiError, *NETWORK_ERRORS) as exc:
+            with contextlib.suppress(StoreError):  # not attached: the next ask tries again
+                await self.rt.store.forget_delivery(window)
+            reason = api_error(exc) if isinstance(exc, SlackApiError) else type(exc).__name__
+            await replies.say(messages.transcript_failed(reason))
             return
-        except NETWORK_ERRORS as exc:
-            self.transcripts.failed(record.id)
-            await replies.say(messages.transcript_failed(type(exc).__name__))
-            return
-        upload.link = await thread_link(self.rt, self.client, record)
         await replies.say(messages.transcript_attached(record.id, record.topic))

@@ -1,11 +1,12 @@
 """`transcript` asked again and again attaches one file per debate every ten minutes: the later asks
-(at once, or one after another) are told where the earlier file is instead of posting another."""
+(at once, or one after another) are told where the earlier file is instead of posting another. The
+window is kept in the store (the same on every worker: tests/bot/test_slack_workers.py); an upload
+Slack refused does not spend it."""
 
 from __future__ import annotations
 
 import asyncio
 
-from adapters.transcript_files import TranscriptLimit
 from tests.adapters.slack.conftest import ALICE, BOB, CHANNEL, Harness
 
 
@@ -30,15 +31,20 @@ async def test_asking_for_a_transcript_25_times_attaches_one_file(slack: Harness
     assert all(f"was attached in <{link}|the debate's thread>" in text for text in told)
 
 
-def test_the_window_reopens_after_ten_minutes_and_a_failed_upload_frees_it() -> None:
-    now = [0.0]
-    limit = TranscriptLimit(clock=lambda: now[0])
-    limit.begin("d1")
-    assert limit.earlier("d1") is not None and limit.earlier("d2") is None
-    now[0] = 599.0
-    assert limit.earlier("d1") is not None
-    now[0] = 600.0
-    assert limit.earlier("d1") is None
-    limit.begin("d1")
-    limit.failed("d1")
-    assert limit.earlier("d1") is None
+async def test_an_upload_slack_refused_leaves_the_window_to_the_next_ask(slack: Harness) -> None:
+    await slack.mention("debate Should cities ban cars?")
+    handle = await slack.wait_running()
+    await handle.wait()
+    await slack.settle()
+    slack.api.fail_next("files.getUploadURLExternal", status=200, error="not_allowed_token_type")
+    await slack.mention("transcript", user=ALICE)
+    refused = await slack.told(ALICE, 1)
+    assert "not_allowed_token_type" in refused, refused
+    await slack.mention("transcript", user=BOB)
+    attached = await slack.told(BOB, 1)
+    assert "is attached in the debate's thread" in attached, attached
+    await slack.settle()
+    transcripts = [
+        f["filename"] for f in slack.api.files.values() if f["filename"].endswith((".md", ".html"))
+    ]
+    assert sorted(transcripts) == sorted(f"rostra-{handle.debate_id}.{x}" for x in ("md", "html"))
