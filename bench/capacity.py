@@ -200,6 +200,9 @@ class MemoryStore:
     async def claim_started(self, platform: str, channel: str, debate_id: str) -> None:
         return None
 
+    async def renew_claim(self, platform: str, channel: str) -> bool:
+        return True
+
     async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
         return None
 

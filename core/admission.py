@@ -33,6 +33,7 @@ def already_running(topic: str) -> str:
 
 
 STARTING_HERE = "A debate is being started in this channel right now; wait a moment."
+LAPSED = "Starting it took so long that its place in this channel lapsed; try again."
 
 
 def scope_full(count: int, limit: int) -> str:
@@ -76,6 +77,12 @@ class Claim:
     @property
     def channel(self) -> str:
         return self._ask.channel
+
+    async def still_held(self) -> None:
+        """Before the debate starts: the claim is held for another lease, or AdmissionError when it
+        lapsed (its worker paused past a lease: another start may hold the channel now)."""
+        if not await self._store.renew_claim(self._ask.platform, self._ask.channel):
+            raise AdmissionError(LAPSED)
 
     async def started(self, debate_id: str) -> None:
         """The debate runs: from now on it counts itself, and it is found by this claim's channel

@@ -192,6 +192,10 @@ class Store(Protocol):
         """This store's claim on the channel now stands for the running debate."""
         ...
 
+    async def renew_claim(self, platform: str, channel: str) -> bool:
+        """This store's pending claim on the channel held for another lease; False once it lapsed."""
+        ...
+
     async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
         """A start that failed: its claim removed, the person's cooldown as it was before."""
         ...

@@ -247,6 +247,7 @@ class Launcher:
             platform=PLATFORM, scope=str(plan.guild.id), channel=str(thread.id), started_by=str(plan.user.id)
         )
         try:
+            await claim.still_held()  # not if it lapsed meanwhile (this worker paused past a lease)
             handle = await self.rt.manager.start(spec, sink, binding=binding)
         except DebateError:
             await sink.aclose()

@@ -201,6 +201,7 @@ class Launcher:
             platform=PLATFORM, scope=request.team, channel=request.channel, started_by=request.user
         )
         try:
+            await claim.still_held()  # not if it lapsed meanwhile (this worker paused past a lease)
             handle = await self.rt.manager.start(spec, sink, binding=binding)
         except DebateError as exc:
             await self._withdraw_card(request.channel, thread_ts, str(exc))

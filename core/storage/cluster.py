@@ -49,6 +49,7 @@ class ClusterStatements:
     insert_claim: str
     set_cooldown: str
     claim_started: str
+    renew_claim: str
     release_claim: str
     cooldown_gone: str
     cooldown_back: str
@@ -100,6 +101,10 @@ _CLUSTER = ClusterStatements(
     claim_started=(
         "UPDATE claims SET debate_id = $3 WHERE platform = $1 AND channel = $2 AND worker = $4"
         " RETURNING channel"
+    ),
+    renew_claim=(  # its row gone: it lapsed and was purged (another start may hold the channel)
+        "UPDATE claims SET expires_at = $4 WHERE platform = $1 AND channel = $2 AND worker = $3"
+        " AND debate_id = '' RETURNING channel"
     ),
     release_claim=(
         "DELETE FROM claims WHERE platform = $1 AND channel = $2 AND worker = $3 AND debate_id = ''"

@@ -93,6 +93,14 @@ class PostgresCluster(ABC):
         self._claims.discard((platform, channel))  # not renewed even if this fails: it lapses
         await self._write(op)
 
+    async def renew_claim(self, platform: str, channel: str) -> bool:
+        async def op(conn: asyncpg.Connection) -> bool:
+            until = time.time() + self.settings.lease_seconds
+            return await conn.fetchrow(CLUSTER.renew_claim, platform, channel, self._owner, until) is not None
+
+        held: bool = await self._write(op)
+        return held
+
     async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
         async def op(conn: asyncpg.Connection) -> None:
             steps = cluster.give_back_steps(CLUSTER, ask, claimed, worker=self._owner)

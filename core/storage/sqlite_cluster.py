@@ -84,6 +84,17 @@ class SQLiteCluster(ABC):
         self._claims.discard((platform, channel))  # not renewed even if this fails: it lapses
         await self._write(op)
 
+    async def renew_claim(self, platform: str, channel: str) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            until = time.time() + self.settings.lease_seconds
+            return (
+                conn.execute(CLUSTER.renew_claim, (platform, channel, self._owner, until)).fetchone()
+                is not None
+            )
+
+        held: bool = await self._write(op)
+        return held
+
     async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
         def op(conn: sqlite3.Connection) -> None:
             steps = cluster.give_back_steps(CLUSTER, ask, claimed, worker=self._owner)

@@ -328,3 +328,35 @@ async def test_a_stop_reaching_a_worker_as_it_wakes_after_a_takeover_stops_the_d
         assert time.monotonic() < deadline, f"Bob's debate never started: {ephemerals(api, BOB)}"
         await asyncio.sleep(0.2)
     assert len(api.top_level(CHANNEL)) == 2
+
+
+async def test_a_start_frozen_past_its_claim_does_not_open_a_second_debate_in_the_channel(
+    api: FakeSlack, workers: list[Worker], storage_url: str
+) -> None:
+    """Alice's start is admitted by one worker, which is frozen (SIGSTOP) while Slack posts her
+    opening card; past a lease its claim on the channel lapses, and Bob's start through the other
+    worker runs there. Woken, the first worker does not start a second debate in the channel: Alice is
+    told to try again, and her card says it did not start. (It started it: two debates in one
+    channel, each worker having let one through.)"""
+    first, second = workers
+    opening = api.hold_next("chat.postMessage", when=lambda args: not args.get("thread_ts"))
+    await first.event(json.dumps(envelope(mention_event(f"debate {TOPIC}"))))
+    await api.wait_until(lambda: opening.held, within=30)  # admitted, its card on the way
+    freeze(first.process, storage_url)
+    try:
+        await asyncio.sleep(LEASE + HEARTBEAT + 1)  # its claim lapses: nothing renews it
+        await second.event(json.dumps(envelope(mention_event("debate Should trains be free?", user=BOB))))
+        deadline = time.monotonic() + 30
+        while await status_of(storage_url, "Should trains be free?") != "running":
+            assert time.monotonic() < deadline, f"Bob's debate never started: {ephemerals(api, BOB)}"
+            await asyncio.sleep(0.2)
+    finally:
+        opening.gate.set()
+        wake(first.process)
+    said = await told(api, ALICE, 1, within=30)
+    assert "try again" in said, said
+    await asyncio.sleep(2.0)  # time for a second debate to be started, if it would be
+    assert await status_of(storage_url, TOPIC) in (None, "failed"), "a second debate runs in the channel"
+    cards = api.top_level(CHANNEL)
+    assert len(cards) == 2 and sum("rostra_card_status" in buttons(card) for card in cards) == 1
+    assert any("try again" in card["text"] for card in cards), [card["text"] for card in cards]

@@ -118,11 +118,16 @@ async def test_admission_counts_every_process_and_refuses_with_the_same_words(
         assert set(outcomes) == {"claimed", TOO_MANY_DEBATES}
 
 
-async def test_a_lapsed_claim_frees_the_channel(url: str, opener: Opener) -> None:
+async def test_a_lapsed_claim_frees_the_channel_and_is_not_held_again(url: str, opener: Opener) -> None:
+    """A start admitted in a worker that was then paused past a lease: another start takes the
+    channel, and the first, woken, finds its claim gone before it starts a second debate there."""
     a, b = await opener(), await opener()
     assert isinstance(await a.admit(ask("c1")), Claimed)
+    assert await a.renew_claim("slack", "c1")  # held: for another lease
     await run_sql(url, "UPDATE claims SET expires_at = 0")  # as if its worker had stopped renewing it
     assert isinstance(await b.admit(ask("c1", person="u2")), Claimed)
+    assert not await a.renew_claim("slack", "c1")
+    assert await b.renew_claim("slack", "c1")
 
 
 async def test_an_inbound_key_is_first_once_across_processes_until_it_expires_or_is_forgotten(
