@@ -159,7 +159,7 @@ class Launcher:
                 await self.rt.store.set_binding_value(
                     debate_id, START_CARD_KEY, f"{card.channel.id}:{card.id}"
                 )
-            except StoreError as exc:  # taken over meanwhile, say: its result goes to the channel alone
+            except StoreError as exc:  # taken over meanwhile, say: it goes on, without its result post
                 log.warning("debate %s: could not record its start card: %s", debate_id, exc)
 
     # --- checks (synchronous: all of them fit well inside the 3 s before a reply is due) --------

@@ -655,16 +655,21 @@ async def test_a_model_out_for_30_s_is_waited_out_whichever_worker_people_reach(
 
 
 async def _frozen_through_a_takeover(
-    api: FakeDiscordREST, worker: Worker, thread: int, storage_url: str
+    api: FakeDiscordREST,
+    worker: Worker,
+    thread: int,
+    storage_url: str,
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> float:
-    """Freeze the worker (SIGSTOP) until the thread says its debate was taken over, then wake it
-    (SIGCONT); when it was woken (monotonic)."""
+    """Freeze the worker (SIGSTOP) until the thread says its debate was taken over, do `meanwhile`,
+    then wake it (SIGCONT); when it was woken (monotonic)."""
     freeze(worker.process, storage_url)
     try:
         deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 10
         while not any(TAKEN_OVER in m["content"] for m in api.in_channel(thread)):
             assert time.monotonic() < deadline, "the debate was never taken over"
             await asyncio.sleep(0.2)
+        meanwhile()
     finally:
         woken = time.monotonic()
         wake(worker.process)
@@ -775,17 +780,13 @@ async def test_a_stop_reaching_a_worker_as_it_wakes_after_a_takeover_stops_the_d
     stopped its own copy, answered "Stopping the debate", and the debate went on to its end.)"""
     owner, _, thread = await _running(api, workers, channel, storage_url)
     payload = api.interactions.payload_for_slash(channel_id=channel, user=ALICE, sub="stop")
-    freeze(owner.process, storage_url)
-    try:
-        deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 10
-        while not any(TAKEN_OVER in m["content"] for m in api.in_channel(thread)):
-            assert time.monotonic() < deadline, "the debate was never taken over"
-            await asyncio.sleep(0.2)
-        assert owner.process.stdin is not None  # delivered while it sleeps: handled as it wakes
+
+    def deliver() -> None:  # while it sleeps: handled as it wakes
+        assert owner.process.stdin is not None
         owner.process.stdin.write(json.dumps(payload) + "\n")
         owner.process.stdin.flush()
-    finally:
-        wake(owner.process)
+
+    await _frozen_through_a_takeover(api, owner, thread, storage_url, meanwhile=deliver)
     assert await owner.line() == {"fed": payload["id"]}
     answer = await _answer(api, int(payload["id"]))
     assert answer.content.startswith(("Stopping the debate", "Asked the debate to stop")), answer.content
