@@ -293,7 +293,7 @@ class DebateManager:
         owner, which picks it up at once (Postgres NOTIFY) or within `storage.poll_seconds` (SQLite).
         """
         session = self._sessions.get(debate_id)
-        if session is not None:
+        if session is not None and not session.done:  # (a copy that ended here, taken over: elsewhere)
             handle = DebateHandle(session)
             if choice is None:
                 await handle.withdraw_human_vote(vote_id, voter_id)

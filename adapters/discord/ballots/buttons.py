@@ -95,10 +95,10 @@ async def vote(
     """Cast a click's vote; what to tell the person. `remote` passes on votes for debates another
     process runs (and knows their cards' labels)."""
     handle = rt.manager.get(debate_id)
-    if handle is None:  # another process runs it, or it has ended
-        return await vote_elsewhere(debate_id, vote_id, key, user, remote) if remote else UNAVAILABLE
-    if handle.done:
-        return ENDED
+    if handle is None or handle.done:  # another process runs it (a copy here taken over), or it ended
+        if remote is None:
+            return ENDED if handle is not None else UNAVAILABLE
+        return await vote_elsewhere(debate_id, vote_id, key, user, remote)
     ballot = handle.state.ballots.get(vote_id)
     options = ballot.options if ballot is not None else ()
     person = str(user.id)
