@@ -120,7 +120,7 @@ async def test_twenty_simultaneous_starts_over_two_workers_never_pass_the_cap(
 
 
 async def test_a_transcript_asked_through_either_worker_is_attached_once(
-    api: FakeSlack, workers: tuple[Worker, Worker]
+    api: FakeSlack, workers: tuple[Worker, Worker], storage_url: str
 ) -> None:
     """Alice asks for the debate's transcript through one worker, then Bob through the other within
     the ten minutes: one Markdown file and its page are attached, and Bob is pointed to them. (Each
@@ -129,6 +129,7 @@ async def test_a_transcript_asked_through_either_worker_is_attached_once(
     topic = "Should cities ban cars?"
     await first.event(json.dumps(envelope(mention_event(f"debate {topic}"))))
     await running_card(api, CHANNEL)
+    await _the_other(workers, storage_url, topic)  # stored (its card is posted just before)
     for worker, user, said in (
         (first, ALICE, "is attached in the debate's thread"),
         (second, BOB, "was attached in"),  # pointed to the file the other worker attached
