@@ -97,6 +97,7 @@ async def worker_main() -> None:
                 binding = Binding(
                     platform="bench", scope=req["scope"], channel=req["channel"], started_by=req["user"]
                 )
+                await claim.still_held()  # as the front ends do, right before the debate is created
                 handle = await rt.start_debate(
                     DebateSpec("arena", req["topic"], OPTIONS), Quiet(), binding=binding
                 )
