@@ -37,15 +37,18 @@ class CardVotes:
     def is_open(self) -> bool:
         return self._handle is not None and self._handle.human_vote_open(self.vote_id)
 
-    async def reaction(self, person: str, key: str | None, *, added: bool, name: str | None = None) -> None:
-        """A person added or removed a reaction (`key`: the option it is for, None: no option)."""
+    async def reaction(
+        self, person: str, key: str | None, *, added: bool, name: str | None = None, at: float | None = None
+    ) -> None:
+        """A person added or removed a reaction (`key`: the option it is for, None: no option; `at`:
+        when, if the platform says: see `ReactionBallot`)."""
         if key is None:
             return
         if name is not None:
             self._names[person] = name
         async with self._lock:
             before = self.ballot.choice(person)
-            changed = self.ballot.added(person, key) if added else self.ballot.removed(person, key)
+            changed = self.ballot.added(person, key, at) if added else self.ballot.removed(person, key, at)
             after = self.ballot.choice(person)
             if changed and before != after and self.is_open:
                 await self._apply(person, after)
@@ -84,7 +87,9 @@ class CardVotes:
         async with self._lock:
             self.ballot.open_only(keys)
             if on_card is not None:
-                self.ballot.reconcile(on_card, self._voted())
+                now = self.recorded()
+                since = {p for p in {*before, *now} if now.get(p) is not before.get(p)}
+                self.ballot.reconcile(on_card, self._voted(), keep=since)  # the card is older for them
             await self._sync(withdraw_missing=complete or on_card is not None, read_when=before)
 
     async def sync(self) -> None:

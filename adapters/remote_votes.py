@@ -2,27 +2,28 @@
 
 A reaction reaches whichever process the platform chose (the shard holding the server, the Slack
 worker the load balancer picked); after a failover the debate may run elsewhere. Such a process
-finds the card through the store (`adapters.stored_cards`), keeps each person's reactions by the
-one rule (`adapters.reaction_ballot`) and hands every change of their vote to the owner through the
-store (`DebateManager.cast_vote`). The owner decides whether it counts (a window must be open, as
-for a vote cast there). Each platform maps its reactions to option keys and finds its cards.
+finds the card through the store (`adapters.stored_cards`) and hands the reaction itself on to the
+owner through the store (`DebateManager.relay_reaction`), whose card ballot applies it by the one
+rule (`adapters.reaction_ballot`): a person's reactions may reach different processes, and only
+where all of them meet can they make the vote the card shows. The owner decides whether it counts
+(a window must be open). Each platform maps its reactions to option keys and finds its cards.
+Clicks are votes already: they are handed on as such (`cast`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from adapters.host import Host
-from adapters.reaction_ballot import ReactionBallot
 from adapters.stored_cards import CardOf, StoredCard, StoredCards
 from core.errors import BallotError, StoreError
 from core.outlasting import outlasting
+from core.relayed_votes import RelayedReaction
 
 log = logging.getLogger(__name__)
-
-REMEMBERED = 256
 
 KeyOf = Callable[[StoredCard, str], str | None]
 """(the card, a reaction as the platform names it) → the option key it votes for, or None."""
@@ -33,8 +34,6 @@ class RemoteReactions:
         self.rt = rt
         self._platform, self._card_of, self._key_of = platform, card_of, key_of
         self._cards: StoredCards | None = None
-        self._ballots: dict[tuple[str, str], ReactionBallot] = {}
-        self._names: dict[str, str] = {}  # person → the name they last reacted under
         self._order = asyncio.Lock()
 
     @property
@@ -44,64 +43,51 @@ class RemoteReactions:
         return self._cards
 
     async def reaction(
-        self, channel: str, message: str, person: str, reaction: str, *, added: bool, name: str | None
+        self,
+        channel: str,
+        message: str,
+        person: str,
+        reaction: str,
+        *,
+        added: bool,
+        name: str | None,
+        at: float | None = None,
     ) -> None:
-        """A person's reaction on a message that is no card of a debate running here."""
+        """A person's reaction on a message that is no card of a debate running here (`at`: when it
+        was made, if the platform says)."""
         async with self._order:  # events are handled concurrently: pass changes on in their order
             try:
                 card = await self.cards.find(channel, message)
             except StoreError as exc:
                 log.warning("could not look up vote card %s in the store: %s", message, exc)
                 return
-            if card is None:
+            key = self._key_of(card, reaction) if card is not None else None
+            if card is None or key is None:
                 return
-            key = self._key_of(card, reaction)
-            if key is None:
-                return
-            ballot = self._ballot(card)
-            before = ballot.choice(person)
-            changed = ballot.added(person, key) if added else ballot.removed(person, key)
-            after = ballot.choice(person)
-            if name is not None:
-                self._remember(person, name)
-            if changed and before != after:
-                try:
-                    name = self._names.get(person, person)
-                    await self.cast(card.debate_id, card.vote_id, person, after, name)
-                except StoreError:  # said in the log; the platform does not resend
-                    pass
+            relayed = RelayedReaction(card.vote_id, person, key, added, at, name)
+            manager, debate_id = self.rt.manager, card.debate_id
+            with contextlib.suppress(StoreError):  # said in the log; the platform does not resend
+                await self._handed_on(debate_id, lambda: manager.relay_reaction(debate_id, relayed))
 
     async def cast(
         self, debate_id: str, vote_id: str, person: str, choice: str | None, name: str | None
     ) -> bool:
-        """Hand the vote to whichever process runs the debate; False when it has ended. While the
-        store is away the vote waits for it (`core.outlasting`), the person's later reactions behind
-        it: a reaction's event is not sent again, so a vote refused here would be lost."""
+        """Hand the vote to whichever process runs the debate; False when it has ended."""
         manager = self.rt.manager
+        return await self._handed_on(
+            debate_id, lambda: manager.cast_vote(debate_id, vote_id, person, choice, voter_name=name)
+        )
+
+    async def _handed_on(self, debate_id: str, hand_on: Callable[[], Awaitable[None]]) -> bool:
+        """Whether a vote or reaction was left for the owner (False: the debate has ended). While the
+        store is away it waits for it (`core.outlasting`), the person's later reactions behind it: a
+        reaction's event is not sent again, so one refused here would be lost."""
         try:
-            await outlasting(
-                lambda: manager.cast_vote(debate_id, vote_id, person, choice, voter_name=name),
-                manager.settings.storage,
-            )
+            await outlasting(hand_on, self.rt.manager.settings.storage)
         except BallotError as exc:
-            log.debug("debate %s: a vote by %s refused: %s", debate_id, person, exc)
+            log.debug("debate %s: a vote refused: %s", debate_id, exc)
             return False
         except StoreError as exc:
             log.warning("debate %s: could not pass a vote on through the store: %s", debate_id, exc)
             raise
         return True
-
-    def _remember(self, person: str, name: str) -> None:
-        self._names.pop(person, None)
-        if len(self._names) >= REMEMBERED * 16:
-            self._names.pop(next(iter(self._names)))
-        self._names[person] = name
-
-    def _ballot(self, card: StoredCard) -> ReactionBallot:
-        key = (card.debate_id, card.vote_id)
-        ballot = self._ballots.get(key)
-        if ballot is None:
-            if len(self._ballots) >= REMEMBERED:
-                self._ballots.pop(next(iter(self._ballots)))
-            ballot = self._ballots[key] = ReactionBallot([o.key for o in card.options])
-        return ballot

@@ -37,13 +37,13 @@ from core.prepare import (
     prepare_debate,
     running_elsewhere,
 )
-from core.relayed_votes import RelayedVote
+from core.relayed_votes import RelayedReaction, RelayedVote
 from core.replay import Replay
 from core.session import STATUS_OF_REASON, DebateHandle, DebateSession, DebateStatusView, status_from_log
 from core.settings import CoreSettings
 from core.spec import DebateSpec
 from core.spending import SpendLedger
-from core.stopping import StopAnswer, request_stop, stop_asked, stop_left_for
+from core.stopping import StopAnswer, request_stop, stop_asked, stop_left_for, take_stop
 
 log = logging.getLogger(__name__)
 
@@ -300,11 +300,18 @@ class DebateManager:
             else:
                 await handle.cast_human_vote(vote_id, voter_id, choice, voter_name=voter_name)
             return
+        await self._leave(debate_id, RelayedVote(vote_id, voter_id, choice, voter_name).payload())
+
+    async def relay_reaction(self, debate_id: str, reaction: RelayedReaction) -> None:
+        """A reaction on a card of the debate, made through this process: left in the store for the
+        owner (this one too), whose card ballot applies it; BallotClosedError once the debate ended."""
+        await self._leave(debate_id, reaction.payload())
+
+    async def _leave(self, debate_id: str, payload: str) -> None:
         record = await self.store.get_debate(debate_id)
         if record is None or record.status != "running":
             raise BallotClosedError("The debate has ended.")
-        vote = RelayedVote(vote_id, voter_id, choice, voter_name)
-        await self.store.post_vote(debate_id, vote.payload())  # stored: counted by the window's close
+        await self.store.post_vote(debate_id, payload)  # stored: counted by the window's close
 
     # --- controls and questions from any process ----------------------------------------------
 
@@ -342,17 +349,8 @@ class DebateManager:
                     log.warning("debate %s: could not take its votes from the store: %s", debate_id, exc)
 
     async def take_stop(self, debate_id: str) -> None:
-        """A debate just taken over, still catching up with its log: a Stop left for it is applied
-        now. Only looked at: the votes stay in the store, in the order they were cast, for when it
-        is live (one cast while it replays is refused), unless it stops: then they no longer count
-        and are taken with the Stop."""
-        session = self._sessions.get(debate_id)
-        if session is None or session.done:
-            return
-        stop = await stop_left_for(self.store, debate_id)
-        if stop is not None:
-            session.request_stop(stop)
-            await self.store.take_votes(debate_id)
+        """A Stop left for a debate just taken over, applied while it catches up (`core.stopping`)."""
+        await take_stop(self._sessions.get(debate_id), self.store)
 
     async def deliver_votes(self, debate_id: str) -> None:
         """Apply what other processes left in the store for a debate run here (Stops, votes), one
@@ -366,6 +364,9 @@ class DebateManager:
                 left = json.loads(payload)
                 if (stop := stop_asked(left)) is not None:  # a Stop asked through another process
                     session.request_stop(stop)
+                    continue
+                if (reaction := RelayedReaction.read(left)) is not None:  # for the card's ballot
+                    await session.take_reaction(reaction)
                     continue
                 v = RelayedVote.read(left)
                 try:

@@ -110,6 +110,7 @@ class ObservedSink:
         self.tags = tags
         # a front end that reports when vote cards are visible keeps saying so through the wrapper
         self.reports_cards_shown = bool(getattr(sink, "reports_cards_shown", False))
+        self.relayed_reaction = getattr(sink, "relayed_reaction", None)  # its cards' relayed reactions
 
     async def emit(self, event: Event) -> None:
         notify_event(self._observers, event, self.tags)

@@ -1,13 +1,20 @@
 """A person's vote left in the store for the process that runs the debate: written, in one shape,
 by the process the person reached (`DebateManager.cast_vote`, or a debate's old owner woken after a
 takeover: `DebateHandle`), read by the owner, which casts it as if it had reached it
-(`DebateManager`). A Stop left the same way is `core.stopping`'s."""
+(`DebateManager`). A Stop left the same way is `core.stopping`'s.
+
+A reaction on a vote card is left as the reaction itself (`RelayedReaction`), not as the vote it
+makes: which vote a person's reactions cast takes every change of them, in one place, and Slack hands
+one person's reactions to whichever worker it likes. The owner's card ballot applies it (the front
+end's sink takes it: `relayed_reaction`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass
+
+REACTION = "reaction"
 
 
 @dataclass(frozen=True)
@@ -31,3 +38,36 @@ class RelayedVote:
             choice=None if choice is None else str(choice),
             voter_name=None if name is None else str(name),
         )
+
+
+@dataclass(frozen=True)
+class RelayedReaction:
+    vote_id: str
+    person: str
+    key: str  # the option the reaction is for
+    added: bool  # False: taken back
+    at: float | None = None  # when it was made, if the platform says (reactions count in that order)
+    name: str | None = None  # the person's display name, if the platform says
+
+    def payload(self) -> str:
+        """The reaction as the store keeps it (`Store.post_vote`)."""
+        return json.dumps({"kind": REACTION, **asdict(self)})
+
+    @classmethod
+    def read(cls, left: Mapping[str, object]) -> RelayedReaction | None:
+        """The reaction, when what the store gave back is one (None: a vote or a Stop)."""
+        if left.get("kind") != REACTION:
+            return None
+        at, name = left.get("at"), left.get("name")
+        return cls(
+            vote_id=str(left["vote_id"]),
+            person=str(left["person"]),
+            key=str(left["key"]),
+            added=bool(left["added"]),
+            at=None if at is None else float(str(at)),
+            name=None if name is None else str(name),
+        )
+
+
+ReactionTaker = Callable[[RelayedReaction], Awaitable[None]]
+"""The front end's way to apply a reaction relayed to the debate's owner (its sink's `relayed_reaction`)."""

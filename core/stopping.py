@@ -72,6 +72,19 @@ def stop_asked(left: Mapping[str, object]) -> str | None:
     return str(left.get("reason") or "stopped") if left.get("control") == "stop" else None
 
 
+async def take_stop(session: DebateSession | None, store: Store) -> None:
+    """A debate just taken over, still catching up with its log: a Stop left for it is applied
+    now. Only looked at: the votes stay in the store, in the order they were cast, for when it
+    is live (one cast while it replays is refused), unless it stops: then they no longer count
+    and are taken with the Stop."""
+    if session is None or session.done:
+        return
+    stop = await stop_left_for(store, session.debate_id)
+    if stop is not None:
+        session.request_stop(stop)
+        await store.take_votes(session.debate_id)
+
+
 async def stop_left_for(store: Store, debate_id: str) -> str | None:
     """The reason of a Stop another process left in the store for the debate (nothing is taken)."""
     left = [stop_asked(json.loads(payload)) for payload in await store.waiting_votes(debate_id)]

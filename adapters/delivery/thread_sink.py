@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 
+from adapters.card_votes import CardVotes
 from adapters.delivery.card_reports import CardReports
 from adapters.delivery.outage import PlatformOutage
 from core.ports import Store
+from core.relayed_votes import RelayedReaction
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
 
 
-class ThreadSink:
+class ThreadSink(ABC):
     reports_cards_shown = True
     """The debate's vote windows open when this sink reports their card visible (`CardReports`)."""
 
@@ -69,6 +72,22 @@ class ThreadSink:
         """Ask the debate to end; it closes with its closing card."""
         if self._handle is not None and not self._handle.done:
             await self._handle.stop(reason)
+
+    async def relayed_reaction(self, reaction: RelayedReaction) -> None:
+        """A reaction on one of the debate's cards that reached another process: applied to the
+        card's ballot as one made here is (the core hands it on: `core.relayed_votes`)."""
+        card = self._card_votes(reaction.vote_id)
+        if card is None:  # its card's window closed here, or the card was never shown from here
+            log.debug(
+                "debate %s: a reaction on %s, which has no ballot here", self._debate_id, reaction.vote_id
+            )
+            return
+        r = reaction
+        await card.reaction(r.person, r.key, added=r.added, name=r.name, at=r.at)
+
+    @abstractmethod
+    def _card_votes(self, vote_id: str) -> CardVotes | None:
+        """The reaction ballot of the debate's card for `vote_id`, while it is kept."""
 
     async def _shown_up_to(self, seq: int, key: str) -> None:
         """The thread has been shown every event up to `seq` (what a restart need not send again),

@@ -94,7 +94,7 @@ def slack_wiring(handle: DebateHandle, options: tuple[VoteOption, ...]) -> tuple
                 held.append(name)
             elif not step.added and name in held:
                 held.remove(name)
-            await votes.reaction("ts1", step.person, name, added=step.added)
+            await votes.reaction("ts1", step.person, name, added=step.added, at=None)
 
     async def opened(window: tuple[VoteOption, ...]) -> None:
         await votes.window_opened("v1", [o.key for o in window], on_card)  # as `reactions.get` says

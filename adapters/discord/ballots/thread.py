@@ -52,6 +52,9 @@ class ThreadBallots:
             self._cards.track(ids[0], found[0])
         return found[0]
 
+    def card(self, vote_id: str) -> CardBallot | None:
+        return found[0] if (found := self._ballots.get(vote_id)) is not None else None
+
     def buttons_shown(self, vote_id: str) -> bool:
         """Whether the open window's buttons are on its card (button ballots)."""
         return vote_id in self._buttons_up

@@ -124,6 +124,9 @@ class DiscordSink(ThreadSink):
         self._bind(handle)
         self._ballots.bind(handle)
 
+    def _card_votes(self, vote_id: str) -> CardBallot | None:
+        return self._ballots.card(vote_id)
+
     def _message_ids(self, slot: str) -> list[int]:
         return [m.id for m in self._slots[slot].messages] if slot in self._slots else []
 

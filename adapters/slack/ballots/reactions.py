@@ -78,15 +78,19 @@ class HumanVotes:
         self._cards[vote_id] = (CardVotes(vote_id, keys.keys, self._handle), keys)
         self._vote_of_card[ts] = vote_id
 
+    def card(self, vote_id: str) -> CardVotes | None:
+        found = self._cards.get(vote_id)
+        return found[0] if found is not None else None
+
     def vote_on(self, ts: str) -> str | None:
         return self._vote_of_card.get(ts)
 
-    async def reaction(self, ts: str, user: str, name: str, *, added: bool) -> None:
+    async def reaction(self, ts: str, user: str, name: str, *, added: bool, at: float | None) -> None:
         vote_id = self._vote_of_card.get(ts)
         if vote_id is None or user == self._bot_user_id:
             return
         card, keys = self._cards[vote_id]
-        await card.reaction(user, keys.key_of(name), added=added)
+        await card.reaction(user, keys.key_of(name), added=added, at=at)
 
     def recorded(self, vote_id: str) -> dict[str, VoteCast]:
         """People's votes the debate holds for a card now (taken before the card is read)."""

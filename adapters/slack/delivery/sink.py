@@ -21,6 +21,7 @@ from typing import cast
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.card_votes import CardVotes
 from adapters.delivery.closing_picture import drawn_while
 from adapters.delivery.openings import shown_together
 from adapters.delivery.outage import OutageLimits, PlatformOutage, ShownElsewhere
@@ -166,11 +167,14 @@ class SlackSink(ThreadSink):
         self._on_finished = on_finished
         self._queue.start()
 
+    def _card_votes(self, vote_id: str) -> CardVotes | None:
+        return self._votes.card(vote_id)
+
     def shows_vote(self, ts: str) -> bool:
         return self._votes.vote_on(ts) is not None
 
-    async def reaction(self, ts: str, user: str, name: str, *, added: bool) -> None:
-        await self._votes.reaction(ts, user, name, added=added)
+    async def reaction(self, ts: str, user: str, name: str, *, added: bool, at: float | None) -> None:
+        await self._votes.reaction(ts, user, name, added=added, at=at)
 
     async def delivered(self) -> None:
         """Wait until the debate's last event has been delivered."""

@@ -101,10 +101,18 @@ class SlackFrontEnd:
             return
         sink = self.desk.sink_in(reaction.channel)
         if sink is not None and sink.shows_vote(reaction.ts):
-            await sink.reaction(reaction.ts, reaction.user, reaction.name, added=reaction.added)
+            await sink.reaction(
+                reaction.ts, reaction.user, reaction.name, added=reaction.added, at=reaction.at
+            )
         elif sink is None:  # perhaps a card of a debate another worker runs (ballots/remote.py)
             await self.remote_votes.reaction(
-                reaction.channel, reaction.ts, reaction.user, reaction.name, added=reaction.added, name=None
+                reaction.channel,
+                reaction.ts,
+                reaction.user,
+                reaction.name,
+                added=reaction.added,
+                name=None,
+                at=reaction.at,
             )
 
     # --- the Start modal starts through the same path -------------------------------------------

@@ -51,34 +51,9 @@ class RecentIds:
         return False
 
 
-class ReactionOrder:
-    """Reaction events in the order people made them: Slack may deliver them late or twice, so an
-    event older than (or as old as) the last one applied to the same person, message and emoji is
-    dropped (a redelivered ✅ must not flip a vote that was changed since)."""
-
-    def __init__(self, size: int = 10_000) -> None:
-        self._size = size
-        self._last: OrderedDict[tuple[str, str, str, str], float] = OrderedDict()
-
-    def stale(self, key: tuple[str, str, str, str], event_ts: str | None) -> bool:
-        try:
-            at = float(event_ts or "")
-        except ValueError:
-            return False  # no usable time: applied as it comes
-        last = self._last.get(key)
-        if last is not None and at <= last:
-            return True
-        self._last[key] = at
-        self._last.move_to_end(key)
-        if len(self._last) > self._size:
-            self._last.popitem(last=False)
-        return False
-
-
 def register(app: AsyncApp, front: SlackFrontEnd) -> None:
     seen = RecentIds()
     triggers = RecentIds()
-    order = ReactionOrder()
 
     async def on_mention(
         body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient
@@ -109,9 +84,6 @@ def register(app: AsyncApp, front: SlackFrontEnd) -> None:
             return
         reaction = reaction_request(event, added=event.get("type") == "reaction_added")
         if reaction is None:
-            return
-        key = (reaction.channel, reaction.ts, reaction.user, reaction.name)
-        if order.stale(key, event.get("event_ts")):
             return
         await front.reaction(reaction, bot_user_id=context.bot_user_id)
 

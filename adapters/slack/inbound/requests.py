@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,9 @@ class ReactionRequest:
     user: str
     name: str
     added: bool
+    at: float | None
+    """When the person reacted (the event's `event_ts`): reactions count in that order, not in the
+    order their events arrive (`adapters/reaction_ballot.py`)."""
 
 
 def _without_mention(text: str, bot_user_id: str | None) -> str:
@@ -70,4 +74,13 @@ def reaction_request(event: dict[str, Any], *, added: bool) -> ReactionRequest |
         user=str(event.get("user") or ""),
         name=str(event.get("reaction") or ""),
         added=added,
+        at=_time_of(event.get("event_ts")),
     )
+
+
+def _time_of(event_ts: object) -> float | None:
+    try:
+        at = float(str(event_ts))
+    except ValueError:
+        return None  # no usable time: applied as it comes
+    return at if math.isfinite(at) else None

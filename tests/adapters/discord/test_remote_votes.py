@@ -25,11 +25,13 @@ from core.events import HumanVoteOpened, VoteCast, VotingClosed, VotingStarted
 from core.ports import Binding
 from core.session import DebateHandle
 from core.spec import DebateSpec
-from tests.adapters.discord.conftest import World, buttons_of, card
-from tests.adapters.discord.test_votes import TIE
+from tests.adapters.discord.conftest import SCRIPT, World, buttons_of, card
+from tests.adapters.discord.test_votes import TIE, _observers
 
 FAST_VOTES: dict[str, Any] = {"poll_seconds": 0.05}
+LATE_TIE = {**SCRIPT, "observer": _observers("keep", "replace", "keep", "replace", delay=4)}
 SPEC = DebateSpec("arena", "Tabs or spaces?", {"exchanges_per_round": 1, "humans": "vote", "human_window": 6})
+TIEBREAK = DebateSpec("arena", "Tabs or spaces?", {**SPEC.options, "humans": "tiebreak"})
 
 
 async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
@@ -41,7 +43,7 @@ async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
 
 
 @asynccontextmanager
-async def owner_debate(world: World) -> AsyncIterator[tuple[Runtime, DebateHandle]]:
+async def owner_debate(world: World, spec: DebateSpec = SPEC) -> AsyncIterator[tuple[Runtime, DebateHandle]]:
     """The debate, run by a second runtime on the same database, shown in a thread of the channel."""
     bot = world.bot
     assert bot.user is not None
@@ -60,7 +62,7 @@ async def owner_debate(world: World) -> AsyncIterator[tuple[Runtime, DebateHandl
             on_finished=lambda _: None,
         )
         binding = Binding(platform="discord", scope=str(world.guild.id), channel=str(thread.id))
-        handle = await owner.start_debate(SPEC, sink, binding=binding, seed=3)
+        handle = await owner.start_debate(spec, sink, binding=binding, seed=3)
         sink.attach(handle)
         try:
             yield owner, handle
@@ -108,6 +110,39 @@ async def test_a_reaction_reaching_the_other_process_counts_in_the_owners_debate
     )
     assert result.stats.human_votes == 2
     assert [e.seq for e in events] == list(range(1, len(events) + 1))  # one log, the owner's
+
+
+@pytest.mark.slow
+@pytest.mark.rostra(script=LATE_TIE, storage=FAST_VOTES)
+async def test_reactions_passed_on_before_the_window_opens_count_when_it_opens(world: World) -> None:
+    """People decide only a tie: the card is up while the observers vote, and reactions made then
+    through the gateway's process are kept by the owner's card ballot and count once the tie opens
+    the window, as they would had they reached the owner."""
+    async with owner_debate(world, TIEBREAK) as (owner, handle):
+
+        async def card_up() -> bool:
+            events = await owner.store.events(handle.debate_id)
+            shown = any(
+                m.embeds and (m.embeds[0].title or "").startswith("🗳️") for m in world.thread().history()
+            )
+            return shown and any(isinstance(e, VotingStarted) for e in events)
+
+        await eventually(card_up)
+        [started] = [e for e in await owner.store.events(handle.debate_id) if isinstance(e, VotingStarted)]
+        emoji = {o.key: o.emoji for o in started.options}
+        ballot = card(world.thread(), "🗳️")
+        await world.bob.react(ballot, emoji["keep"])
+        await world.alice.react(ballot, emoji["replace"])
+        await world.alice.react(ballot, emoji["keep"])  # her newer reaction is her vote
+        await world.carol.react(ballot, emoji["keep"])
+        await world.carol.unreact(ballot, emoji["keep"])  # and hers is taken back
+        events = await owner.store.events(handle.debate_id)
+        assert not any(isinstance(e, HumanVoteOpened) for e in events)  # all before people may vote
+        await asyncio.wait_for(handle.wait(), 30)
+    events = await world.rt.store.events(handle.debate_id)
+    [closed] = [e for e in events if isinstance(e, VotingClosed)]
+    assert closed.human_tally == {"keep": 2, "replace": 0}
+    assert sorted(human_votes(events)) == sorted([(str(world.bob.id), "keep"), (str(world.alice.id), "keep")])
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
+    BOB,
     CHANNEL,
     SCRIPT,
     Harness,
@@ -100,6 +101,33 @@ async def test_redelivered_and_late_reactions_do_not_undo_a_changed_vote(
         await slack.post(json.dumps(envelope(late_removal)), "application/json")  # an older ❌ removal
         await asyncio.sleep(0.2)
         assert _people(handle) == {ALICE: "replace"}
+        await clock.release()
+        await slack.settle()
+
+
+async def test_a_reaction_delivered_after_a_newer_one_does_not_become_the_vote(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """Slack retries an event it saw no answer to, after the events made since: Bob's ✅ (made
+    first) arrives after his ❌; his vote is the ❌, as the card shows it newest."""
+    clock = HeldClock(hold=HOLD)
+    async with open_harness(tmp_path, api, script=_tie_script(), clock=clock) as slack:
+        await slack.mention("debate Should cities ban cars?")
+        handle = await slack.wait_running()
+        await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2 and clock.waiting == 4)
+        card = api.calls_to("reactions.add")[0].args["timestamp"]
+        await clock.release(4)
+        await api.wait_until(lambda: handle.human_vote_open("v1"))
+
+        made_first = reaction_event(True, BOB, "white_check_mark", card)
+        api.react(CHANNEL, card, "white_check_mark", BOB)
+        await slack.react(BOB, "x", card)
+        await api.wait_until(lambda: _people(handle) == {BOB: "replace"})
+        await slack.post(json.dumps(envelope(made_first)), "application/json")  # the late delivery
+        await asyncio.sleep(0.2)
+        assert _people(handle) == {BOB: "replace"}
+        await slack.react(BOB, "x", card, added=False)  # his ✅ is still on the card: it is his vote now
+        await api.wait_until(lambda: _people(handle).get(BOB) == "keep")
         await clock.release()
         await slack.settle()
 

@@ -90,6 +90,45 @@ async def test_reactions_delivered_to_the_other_worker_count_in_the_owners_debat
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
 
 
+async def test_one_persons_reactions_split_between_the_workers_count_as_the_card_shows_them(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """Slack hands each event to either worker: a reaction may be made through one and taken back
+    through the other. The vote is what the card shows, whichever worker heard of which change."""
+    clock = HeldClock(hold=5)
+    async with (
+        open_harness(tmp_path, api, script=TIE, clock=clock) as owner,
+        open_harness(tmp_path, api, script=TIE) as other,
+    ):
+        owner.rt.enable_failover()
+        await window_open(owner, other)
+        handle = owner.running()
+        assert handle is not None
+        ts = vote_card(owner)["ts"]
+        await api.wait_until(
+            lambda: any(c.args.get("timestamp") == ts for c in api.calls_to("reactions.get"))
+        )
+
+        def held() -> dict[str, str]:
+            return {p: v.choice for p, v in handle.state.ballots["v1"].human_votes.items()}
+
+        await other.react(BOB, "white_check_mark", ts)
+        await api.wait_until(lambda: held() == {BOB: "keep"})
+        await owner.react(BOB, "white_check_mark", ts, added=False)  # taken back through the owner
+        await owner.react(ALICE, "white_check_mark", ts)
+        await other.react(ALICE, "x", ts)
+        await api.wait_until(lambda: held().get(ALICE) == "replace")
+        await owner.react(ALICE, "x", ts, added=False)  # her ✅ is still on the card: it is her vote
+        await other.react(CAROL, "x", ts)
+        expected = {ALICE: "keep", CAROL: "replace"}
+        try:
+            await api.wait_until(lambda: held() == expected, within=30)
+        except TimeoutError:
+            raise AssertionError(f"the owner holds {held()}, not {expected}") from None
+        await clock.release()
+        await owner.settle()
+
+
 async def test_reactions_delivered_to_the_other_worker_while_the_database_is_away_count_once_it_is_back(
     tmp_path: Path, api: FakeSlack
 ) -> None:
@@ -133,8 +172,9 @@ async def test_reactions_delivered_to_the_other_worker_while_the_database_is_awa
 async def test_votes_passed_on_while_the_owner_reads_the_card_are_not_taken_back(
     tmp_path: Path, api: FakeSlack
 ) -> None:
-    """The owner reads the card when the window opens; votes reaching it through the store while
-    that read is under way are newer than what the read shows, so they stand."""
+    """The owner reads the card when the window opens; reactions reaching it through the store while
+    that read is under way are newer than what the read shows, so they stand, and stay known: one
+    taken back afterwards takes the vote back."""
     clock = HeldClock(hold=5)
     read = api.hold_next("reactions.get")  # Slack answers the owner's read late ...
     async with (
@@ -146,19 +186,22 @@ async def test_votes_passed_on_while_the_owner_reads_the_card_are_not_taken_back
         handle = await owner.wait_running()
         await api.wait_until(lambda: read.held)
         ts = vote_card(owner)["ts"]
-        # ... with the card as it was before these reactions (the read was taken first)
+        # ... with the card as it was before these reactions (the read was taken first): Dan's only
+        api.react(CHANNEL, ts, "white_check_mark", DAN)
         await other.event(reaction_event(True, ALICE, "x", ts, CHANNEL))
         await other.event(reaction_event(True, BOB, "white_check_mark", ts, CHANNEL))
         await api.wait_until(lambda: len(handle.state.ballots["v1"].human_votes) == 2)
         read.gate.set()
-        await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2)
+        await api.wait_until(lambda: len(handle.state.ballots["v1"].human_votes) == 3)  # the read counted
+        await other.event(reaction_event(False, ALICE, "x", ts, CHANNEL))  # the owner saw hers: it goes
+        await api.wait_until(lambda: ALICE not in handle.state.ballots["v1"].human_votes)
         await clock.release()
         await owner.settle()
         events = await owner.events(handle.debate_id)
     [closed] = [e for e in events if isinstance(e, VotingClosed)]
-    assert closed.human_tally == {"keep": 1, "replace": 1}
-    assert sorted(human_votes(events)) == [(ALICE, "replace"), (BOB, "keep")]
-    assert not any(isinstance(e, VoteWithdrawn) for e in events)
+    assert closed.human_tally == {"keep": 2, "replace": 0}
+    assert sorted(human_votes(events)) == [(ALICE, "replace"), (BOB, "keep"), (DAN, "keep")]
+    assert sum(isinstance(e, VoteWithdrawn) for e in events) == 1  # hers, when she took it back
 
 
 async def test_a_click_delivered_to_the_other_worker_counts_and_is_confirmed(
