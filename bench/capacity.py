@@ -39,7 +39,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -214,6 +215,11 @@ class MemoryStore:
 
     async def forget_delivery(self, key: str) -> None:
         return None
+
+    async def usage_in_scope(
+        self, platform: str, scope: str, since: datetime, kinds: Sequence[str]
+    ) -> list[Event]:
+        return []  # the benchmark sets no daily budget
 
     async def join_workers(self, role: str) -> None:
         return None

@@ -138,7 +138,7 @@ class Admission:
         claim = Claim(store, ask, result, on_close=self._open.discard)
         self._open.add(claim)
         try:
-            self._manager.spending.check(platform=platform, scope=scope)  # daily budgets (core.spending)
+            await self._manager.spending.check(platform=platform, scope=scope)  # daily budgets (money)
         except BaseException:
             await claim.release()
             raise

@@ -70,7 +70,7 @@ class DebateManager:
         self._sessions: dict[str, DebateSession] = {}
         self._stopped_by_store: dict[str, str] = {}  # debates the store stopped, to say so on resume
         # The daily spend ledger and whatever else watches the events.
-        self.spending = SpendLedger(settings.limits)
+        self.spending = SpendLedger(settings.limits, store)
         self.observers: list[EventObserver] = [self.spending]
 
     def prepare(self, spec: DebateSpec) -> PreparedDebate:
@@ -243,7 +243,7 @@ class DebateManager:
         debate_id = new_debate_id()
         seed = seed if seed is not None else random.SystemRandom().randrange(1, 2**31)
         binding = binding or Binding()
-        self.spending.check(platform=binding.platform, scope=binding.scope)  # daily budgets (money)
+        await self.spending.check(platform=binding.platform, scope=binding.scope)  # daily budgets (money)
         now = datetime.now(UTC)
         await self.store.create_debate(
             DebateRecord(

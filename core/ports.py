@@ -212,6 +212,13 @@ class Store(Protocol):
         """Let `key` be presented again as a first (what its first delivery began did not happen)."""
         ...
 
+    async def usage_in_scope(
+        self, platform: str, scope: str, since: datetime, kinds: Sequence[str]
+    ) -> list[Event]:
+        """The events of `kinds` stored since `since` in the debates of a server or workspace, whichever
+        process ran them (those that do not load are left out)."""
+        ...
+
     async def join_workers(self, role: str) -> None:
         """Count this process among the live workers of `role` until it closes (its heartbeat)."""
         ...

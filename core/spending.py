@@ -1,15 +1,18 @@
 """Daily budgets in money: what was spent today per server/workspace and in this process.
 
-The ledger watches every event that carries a model call's usage (see core.observe) and is seeded
-from the store's event logs at start-up, so a restart does not reset the day. `check` is the one
-place that refuses a new debate once a day's budget is spent; admission and the manager call it.
+A server's or workspace's day is read from the store when a debate would start there: the cost of
+each model call is on its stored event, whichever process ran the debate, so several workers on one
+database hold one budget, and a restart does not reset the day. This process's own day is counted
+as its debates' events go by (see core.observe), seeded from the store's event logs at start-up.
+`check` is the one place that refuses a new debate once a day's budget is spent; admission and the
+manager call it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from core.errors import AdmissionError, UnreadableDebate
 from core.events import Event
@@ -17,7 +20,7 @@ from core.observe import DebateTags
 from core.ports import DebateRecord, Store
 from core.pricing import format_cost
 from core.settings import LimitsSettings
-from core.usage import call_usages
+from core.usage import USAGE_KINDS, call_usages
 
 log = logging.getLogger(__name__)
 
@@ -29,49 +32,52 @@ def _until_midnight(now: datetime) -> str:
 
 
 class SpendLedger:
-    def __init__(self, limits: LimitsSettings, *, now: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self, limits: LimitsSettings, store: Store, *, now: Callable[[], datetime] | None = None
+    ) -> None:
         self._limits = limits
+        self._store = store
         self._now = now or (lambda: datetime.now(UTC))
         self._day: date | None = None
         self._process = 0.0
-        self._scopes: dict[tuple[str, str], float] = {}
 
     def _today(self) -> date:
         day = self._now().date()
         if day != self._day:
-            self._day, self._process, self._scopes = day, 0.0, {}
+            self._day, self._process = day, 0.0
         return day
 
-    def add(self, *, platform: str, scope: str, cost: float, day: date | None = None) -> None:
+    def add(self, *, cost: float, day: date | None = None) -> None:
         today = self._today()
-        if cost <= 0 or (day is not None and day != today):
-            return
-        self._process += cost
-        self._scopes[(platform, scope)] = self._scopes.get((platform, scope), 0.0) + cost
+        if cost > 0 and (day is None or day == today):
+            self._process += cost
 
-    def spent(self, *, platform: str | None = None, scope: str | None = None) -> float:
+    def spent(self) -> float:
+        """What this process's debates spent today."""
         self._today()
-        if platform is None:
-            return self._process
-        return self._scopes.get((platform, scope or ""), 0.0)
+        return self._process
+
+    async def spent_in(self, *, platform: str, scope: str) -> float:
+        """What the debates of a server or workspace spent today, in every process (from the store)."""
+        today = self._now().date()
+        events = await self._store.usage_in_scope(
+            platform, scope, datetime.combine(today, time(), UTC), USAGE_KINDS
+        )
+        return sum(usage.cost_usd for at, usage in call_usages(events) if at.astimezone(UTC).date() == today)
 
     def observe(self, event: Event, tags: DebateTags) -> None:
         for at, usage in call_usages([event]):
-            self.add(platform=tags.platform, scope=tags.scope, cost=usage.cost_usd, day=at.date())
+            self.add(cost=usage.cost_usd, day=at.date())
 
     def seed(self, debates: Iterable[tuple[DebateRecord, Sequence[Event]]]) -> None:
         """Count what stored debates spent today (at start-up)."""
-        for record, events in debates:
+        for _, events in debates:
             for at, usage in call_usages(events):
-                self.add(
-                    platform=record.binding.platform,
-                    scope=record.binding.scope,
-                    cost=usage.cost_usd,
-                    day=at.date(),
-                )
+                self.add(cost=usage.cost_usd, day=at.date())
 
-    def check(self, *, platform: str, scope: str) -> None:
-        """Raise AdmissionError, with a message for the person, once a daily budget is spent."""
+    async def check(self, *, platform: str, scope: str) -> None:
+        """Raise AdmissionError, with a message for the person, once a daily budget is spent
+        (StoreError when the store cannot say what a server or workspace spent)."""
         limits = self._limits
         wait = _until_midnight(self._now())
         if limits.daily_cost_per_process > 0 and self.spent() >= limits.daily_cost_per_process:
@@ -79,8 +85,10 @@ class SpendLedger:
                 f"Rostra's daily budget of {format_cost(limits.daily_cost_per_process)} is spent"
                 f" ({format_cost(self.spent())} today); new debates can start again in {wait} (UTC midnight)."
             )
-        here = self.spent(platform=platform, scope=scope)
-        if scope and limits.daily_cost_per_scope > 0 and here >= limits.daily_cost_per_scope:
+        if not scope or limits.daily_cost_per_scope <= 0:
+            return
+        here = await self.spent_in(platform=platform, scope=scope)
+        if here >= limits.daily_cost_per_scope:
             place = "workspace" if platform == "slack" else "server"
             raise AdmissionError(
                 f"This {place}'s daily budget of {format_cost(limits.daily_cost_per_scope)} is spent"

@@ -5,10 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import get_args
 
 from core.events import Event
 from core.models import TokenUsage
 from core.ports import DebateRecord
+
+
+def _kinds_with_usage() -> tuple[str, ...]:
+    union, *_ = get_args(Event)  # Annotated[A | B | ..., Field(discriminator="kind")]
+    return tuple(
+        str(kind.model_fields["kind"].default) for kind in get_args(union) if "usage" in kind.model_fields
+    )
+
+
+USAGE_KINDS = _kinds_with_usage()
+"""The kinds of event that carry a model call's usage (what `call_usages` finds)."""
 
 
 def call_usages(events: Iterable[Event]) -> Iterator[tuple[datetime, TokenUsage]]:

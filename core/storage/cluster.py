@@ -19,6 +19,9 @@ inbound deliveries were seen already, and which workers are alive.
   budget divided by the live workers of that role, recounted every heartbeat, so the split adapts as
   workers come and go (a dead worker's share returns one lease after its last heartbeat). Discord's
   global budget belongs to the bot token, which every Discord worker shares: split the same way.
+- Spending (read only): what a server's or workspace's debates spent today, whichever worker ran
+  them, read from their stored events (the money each model call cost is on its event), so a daily
+  budget per scope holds for the whole deployment (`core.spending`).
 
 The statements are written once and spelled per dialect as core.storage.sql does; the admission's
 logic is written once as a sequence of statements (`admit_steps`) that each driver runs.
@@ -26,12 +29,16 @@ logic is written once as a sequence of statements (`admit_steps`) that each driv
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator
+import logging
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from core.events import Event, load_event
 from core.ports import AdmissionAsk, Claimed, Refused
 from core.storage import sql
+
+log = logging.getLogger(__name__)
 
 ADMISSION_LOCK = 7_303_373  # Postgres: the advisory lock every admission takes first
 PURGE_BATCH = 500  # expired delivery keys removed per heartbeat at most
@@ -62,6 +69,7 @@ class ClusterStatements:
     worker_gone: str
     live_workers: str
     purge_workers: str
+    usage_in_scope: str
 
 
 _CLUSTER = ClusterStatements(
@@ -132,7 +140,25 @@ _CLUSTER = ClusterStatements(
     worker_gone="DELETE FROM workers WHERE id = $1",
     live_workers="SELECT COUNT(*) FROM workers WHERE role = $1 AND alive_until > $2",
     purge_workers="DELETE FROM workers WHERE alive_until <= $1",
+    # the events that carry a model call's cost ($4: their kinds), of the scope's debates, since $3
+    # (an ISO time: events are stamped in UTC); a debate running since yesterday counts too
+    usage_in_scope=(
+        "SELECT e.payload FROM debates d JOIN events e ON e.debate_id = d.id"
+        " WHERE d.platform = $1 AND d.scope = $2 AND (d.status = 'running' OR d.updated_at >= $3)"
+        " AND e.at >= $3 AND e.kind {any}$4{any_end}"
+    ),
 )
+
+
+def loaded(payloads: Iterable[str]) -> list[Event]:
+    """Events from stored payloads, each that does not load left out (said in the log)."""
+    events = []
+    for payload in payloads:
+        try:
+            events.append(load_event(payload))
+        except ValueError as exc:
+            log.warning("a stored event does not load, left out of the day's spending: %s", exc)
+    return events
 
 
 def _spelled(words: dict[str, str], numbered: str) -> ClusterStatements:

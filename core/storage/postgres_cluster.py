@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 import asyncpg
 
+from core.events import Event
 from core.ports import AdmissionAsk, Claimed, DebateRecord, Refused
 from core.settings import StorageSettings
 from core.storage import cluster, sql
@@ -138,6 +140,12 @@ class PostgresCluster(ABC):
 
         await self._write(op)
         self._role = role
+
+    async def usage_in_scope(
+        self, platform: str, scope: str, since: datetime, kinds: Sequence[str]
+    ) -> list[Event]:
+        rows = await self._read(CLUSTER.usage_in_scope, platform, scope, since.isoformat(), list(kinds))
+        return cluster.loaded(r["payload"] for r in rows)
 
     async def live_workers(self, role: str) -> int:
         rows = await self._read(CLUSTER.live_workers, role, time.time())

@@ -9,8 +9,10 @@ import sqlite3
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
+from core.events import Event
 from core.ports import AdmissionAsk, Claimed, DebateRecord, Refused
 from core.settings import StorageSettings
 from core.storage import cluster, sql
@@ -129,6 +131,12 @@ class SQLiteCluster(ABC):
 
         await self._write(op, savepoint=False)
         self._role = role
+
+    async def usage_in_scope(
+        self, platform: str, scope: str, since: datetime, kinds: Sequence[str]
+    ) -> list[Event]:
+        params = (platform, scope, since.isoformat(), sql.sqlite_ids(list(kinds)))
+        return cluster.loaded(r["payload"] for r in await self._read(CLUSTER.usage_in_scope, params))
 
     async def live_workers(self, role: str) -> int:
         rows = await self._read(CLUSTER.live_workers, (role, time.time()))

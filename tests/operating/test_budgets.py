@@ -80,7 +80,7 @@ async def test_the_daily_budget_per_server_refuses_the_next_debate_there_only(tm
         spec = DebateSpec("arena", "Should cities ban cars?", {"humans": "off", "rounds": 1})
         first = await rt.start_debate(spec, RecordingSink(), binding=here)
         await first.wait()
-        spent = rt.manager.spending.spent(platform="discord", scope="g1")
+        spent = await rt.manager.spending.spent_in(platform="discord", scope="g1")
         assert spent >= 0.5
         with pytest.raises(AdmissionError) as refused:
             await rt.admission.admit(platform="discord", scope="g1", channel="c2", user="u2")
@@ -88,11 +88,41 @@ async def test_the_daily_budget_per_server_refuses_the_next_debate_there_only(tm
         assert "new debates can start again in" in str(refused.value)
         # another server is not affected
         await (await rt.admission.admit(platform="discord", scope="g2", channel="c9", user="u2")).release()
-    # A restart does not reset the day: the ledger is seeded from the stored debates.
+    # A restart does not reset the day: it is read from the stored debates.
     async with Runtime(config, clock=FakeClock()) as rt:
-        assert rt.manager.spending.spent(platform="discord", scope="g1") == pytest.approx(spent)
+        assert await rt.manager.spending.spent_in(platform="discord", scope="g1") == pytest.approx(spent)
         with pytest.raises(AdmissionError):
             await rt.start_debate(spec, RecordingSink(), binding=Binding(platform="discord", scope="g1"))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_a_servers_daily_budget_holds_for_every_worker_on_the_database(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Two workers on one database: what a workspace's debates spent through one counts when a start
+    reaches the other (each counted only its own debates: the workspace had a budget per worker)."""
+    storage = {"url": request.getfixturevalue("postgres_url")} if backend == "postgres" else {}
+    config = make_config(
+        tmp_path,
+        model={"prices": {"scripted": PRICE}},
+        limits={"daily_cost_per_scope": 0.5},
+        storage=storage,
+    )
+    spec = DebateSpec("arena", "Should cities ban cars?", {"humans": "off", "rounds": 1})
+    async with Runtime(config, clock=FakeClock()) as one, Runtime(config, clock=FakeClock()) as two:
+        await (await two.admission.admit(platform="slack", scope="T1", channel="C1", user="U1")).release()
+        first = await one.start_debate(spec, RecordingSink(), binding=Binding(platform="slack", scope="T1"))
+        await first.wait()
+        spent = await two.manager.spending.spent_in(platform="slack", scope="T1")
+        assert spent >= 0.5
+        assert await two.manager.spending.spent_in(platform="discord", scope="T1") == 0  # another platform's
+        with pytest.raises(AdmissionError) as refused:
+            await two.admission.admit(platform="slack", scope="T1", channel="C2", user="U2")
+        said = str(refused.value)
+        assert said.startswith(f"This workspace's daily budget of $0.5000 is spent ({format_cost(spent)}")
+        with pytest.raises(AdmissionError):
+            await two.start_debate(spec, RecordingSink(), binding=Binding(platform="slack", scope="T1"))
+        await (await two.admission.admit(platform="slack", scope="T2", channel="C9", user="U2")).release()
 
 
 def _rostra(tmp_path: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
