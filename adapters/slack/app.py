@@ -24,7 +24,12 @@ from adapters.slack.inbound.home.handlers import register_home
 from adapters.slack.inbound.listeners import register
 from adapters.slack.inbound.modal.handlers import register_modal
 from adapters.slack.install.installations import OAuthStores
-from adapters.slack.install.oauth import oauth_settings, register_single_uninstall, register_uninstall
+from adapters.slack.install.oauth import (
+    answer_when_unavailable,
+    oauth_settings,
+    register_single_uninstall,
+    register_uninstall,
+)
 from adapters.slack.install.workspaces import WorkspaceFronts
 from adapters.slack.settings import SlackSettings
 from core.session import DebateHandle
@@ -167,4 +172,5 @@ def create_oauth_app(rt: Host, *, socket_mode: bool | None, stores: OAuthStores 
     app.front = fronts
     _register(app, rt)
     register_uninstall(app, fronts)
+    answer_when_unavailable(app)
     return app

@@ -1,9 +1,12 @@
 """Errors the Slack front end raises.
 
 SlackError
- ├── SlackConfigError       tokens or settings that cannot work (the message says what to set)
- └── PermissionCheckError   who may start could not be checked (e.g. a user group lookup failed)
+ ├── SlackConfigError          tokens or settings that cannot work (the message says what to set)
+ ├── PermissionCheckError      who may start could not be checked (e.g. a user group lookup failed)
+ └── InstallationsUnavailable  a workspace's installation could not be read (the database away)
 """
+
+from core.outlasting import TRY_AGAIN
 
 
 class SlackError(Exception):
@@ -16,3 +19,11 @@ class SlackConfigError(SlackError):
 
 class PermissionCheckError(SlackError):
     """Whether someone may start a debate could not be decided."""
+
+
+class InstallationsUnavailable(SlackError):
+    """A workspace's installation (its bot token) could not be read in time: the database is away."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(TRY_AGAIN)
+        self.detail = detail

@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 import re
+import sqlite3
 import time
 import uuid
 from datetime import datetime
@@ -29,6 +30,7 @@ from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 
+from adapters.slack.errors import InstallationsUnavailable
 from adapters.slack.install.sealing import Sealer, UnreadableInstallation
 from core.redaction import hold_secret
 
@@ -37,6 +39,9 @@ log = logging.getLogger(__name__)
 InstallationStore = AsyncInstallationStore
 """The interface: slack_sdk's async installation store (save, find_bot, find_installation, delete_*)."""
 
+LOOKUP_WAIT = 2.0
+"""Seconds an installation lookup may take: every request of a workspace waits on it, and Slack
+gives a slash command or a click three seconds for its answer (`InstallationsUnavailable` after)."""
 STATE_SECONDS = 600  # an install link's `state` is good for ten minutes
 MAX_STATES = 10_000  # install links in flight at most (the page is also limited per client)
 SCHEMA = """
@@ -72,6 +77,10 @@ class Sql(Protocol):
 
     async def close(self) -> None: ...
 
+    @property
+    def faults(self) -> tuple[type[Exception], ...]:
+        """The errors that mean the database did not answer (not a fault in the statement)."""
+
 
 def _plain(name: str, value: Any) -> Any:
     """JSON for a field: a time as seconds, whole for token expiries (slack_sdk reads them as int)."""
@@ -89,6 +98,8 @@ def _key(
 
 class _SQLite:
     """One aiosqlite connection to the file, opened on first use (inside the running loop)."""
+
+    faults = (sqlite3.Error, OSError)
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -233,11 +244,14 @@ class SqlInstallationStore(WholeInstallations):
         user_id: str | None = None,
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
-        await self.reseal()
-        data = await self._db.fetchval(
-            "SELECT data FROM slack_installations WHERE enterprise_id = $1 AND team_id = $2",
-            *_key(enterprise_id, team_id, is_enterprise_install),
-        )
+        """The workspace's installation, or None; InstallationsUnavailable when the database does not
+        answer within `LOOKUP_WAIT` (Bolt calls this for every request, to authorize it)."""
+        key = _key(enterprise_id, team_id, is_enterprise_install)
+        away: tuple[type[Exception], ...] = (TimeoutError, *self._db.faults)
+        try:
+            data = await asyncio.wait_for(self._stored(key), LOOKUP_WAIT)
+        except away as exc:
+            raise InstallationsUnavailable(f"workspace {team_id or enterprise_id}: {exc!r}") from None
         if data is None:
             return None
         try:
@@ -248,6 +262,12 @@ class SqlInstallationStore(WholeInstallations):
         installation = Installation(**json.loads(plain))
         _hold_tokens(installation)
         return installation
+
+    async def _stored(self, key: tuple[str, str]) -> Any:
+        await self.reseal()
+        return await self._db.fetchval(
+            "SELECT data FROM slack_installations WHERE enterprise_id = $1 AND team_id = $2", *key
+        )
 
     async def async_delete_installation(
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None

@@ -28,6 +28,8 @@ _SCHEMA_LOCK = 0x510C_1A57  # serialises the CREATE TABLEs of workers starting a
 class PostgresPool:
     """One small asyncpg pool, opened on first use (inside the running loop), shared by both stores."""
 
+    faults = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+
     def __init__(self, url: str) -> None:
         self.url = url
         self._pool: asyncpg.Pool | None = None

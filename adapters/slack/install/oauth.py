@@ -8,18 +8,24 @@ the events that take an installation away (`app_uninstalled`, `tokens_revoked`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
+import aiohttp
+from slack_bolt import BoltResponse
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.host import Host
 from adapters.slack.controls.transcripts import PLATFORM
+from adapters.slack.errors import InstallationsUnavailable
 from adapters.slack.install.installations import InstallationStore
 from adapters.slack.install.scopes import BOT_SCOPES
 from adapters.slack.install.workspaces import UNINSTALLED, WorkspaceFronts
+from adapters.slack.render.messages import refusal
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +53,33 @@ def oauth_settings(
         state_store=states,
         logger=log,
     )
+
+
+def answer_when_unavailable(app: AsyncApp) -> None:
+    """Bolt reads the workspace's installation to authorize every request; when the database does
+    not answer (`InstallationsUnavailable`), a person is told so where Slack shows an answer: a slash
+    command in its reply, a click through its `response_url`. An event is answered 500, so Slack
+    sends it again later; a modal's submit shows Slack's own failure line. Other errors are logged,
+    as Bolt's own handler does."""
+
+    async def on_error(error: Exception, body: dict[str, Any]) -> BoltResponse | None:
+        if not isinstance(error, InstallationsUnavailable):
+            log.error("a Slack request failed: %r", error, exc_info=error)
+            return None
+        log.warning("a Slack request not served: its installation could not be read (%s)", error.detail)
+        text = refusal(str(error))
+        if body.get("command"):
+            return BoltResponse(status=200, body={"response_type": "ephemeral", "text": text})
+        url = body.get("response_url")
+        if body.get("type") == "block_actions" and isinstance(url, str):
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                await AsyncWebhookClient(url).send(
+                    text=text, response_type="ephemeral", replace_original=False
+                )
+            return BoltResponse(status=200, body="")
+        return None
+
+    app.error(on_error)
 
 
 def register_uninstall(app: AsyncApp, fronts: WorkspaceFronts) -> None:

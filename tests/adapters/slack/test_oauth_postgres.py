@@ -5,10 +5,14 @@ redirect reaches the other, and a debate then runs in that workspace through eit
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import asyncpg
 from aiohttp.test_utils import TestClient, TestServer
@@ -22,8 +26,10 @@ from bot.slack_main import oauth_stores
 from core.events import DebateCompleted
 from testkit.slack_api import FakeSlack
 from testkit.slack_views import CLIENT_ID, CLIENT_SECRET
+from testkit.slack_world import slash_fields
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import SIGNING_SECRET, SLOW_FIRST_TURN, Harness
+from tests.adapters.slack.conftest import ALICE, SIGNING_SECRET, SLOW_FIRST_TURN, Harness
+from tests.adapters.slack.interactive import block_actions, interact
 from tests.adapters.slack.test_oauth import (
     CHANNEL2,
     COOKIE,
@@ -142,3 +148,58 @@ async def test_uninstalling_deletes_the_workspace_for_every_worker(
         assert await stores.installations.async_find_bot(enterprise_id=None, team_id="T0003") is not None
     finally:
         await stores.close()
+
+
+async def installations_away(url: str, seconds: float, held: asyncio.Event) -> None:
+    """Another process's long write holding the installations table: every read of it waits."""
+    conn = await asyncpg.connect(url)
+    try:
+        async with conn.transaction():
+            await conn.execute("LOCK TABLE slack_installations IN ACCESS EXCLUSIVE MODE")
+            held.set()
+            await asyncio.sleep(seconds)
+    finally:
+        await conn.close()
+
+
+async def test_while_the_installations_do_not_answer_people_are_told_and_nothing_starts_behind_them(
+    tmp_path: Path, api: FakeSlack, postgres_url: str
+) -> None:
+    """Bolt reads the workspace's installation to authorize every request. With that table held for
+    30 s, a `/debate` waited the 30 s: Slack had long shown the person its own timeout, and then the
+    debate started anyway. Now the person is told within Slack's 3 s, a click is answered too, and a
+    mention (an event) is refused so that Slack sends it again: it starts once the database is back."""
+    async with pg_worker(tmp_path, api, postgres_url) as slack:
+        await install(slack, SECOND)
+        held = asyncio.Event()
+        away = asyncio.ensure_future(installations_away(postgres_url, 30.0, held))
+        await asyncio.wait_for(held.wait(), 10)
+
+        answers = f"{api.root}/respond/{ALICE}"
+        fields = slash_fields(
+            "debate Should cities ban cars?", user=ALICE, channel=CHANNEL2, response_url=answers
+        )
+        fields["team_id"] = SECOND
+        started = time.perf_counter()
+        reply = await slack.post(urlencode(fields), "application/x-www-form-urlencoded")
+        assert time.perf_counter() - started < 3.0
+        assert reply.status == 200
+        said = json.loads(await reply.text())
+        told = "🚫 The database isn't answering right now; try again in a moment."
+        assert said == {"response_type": "ephemeral", "text": told}
+
+        click = block_actions(slack, ALICE, {"type": "button", "action_id": "rostra_status", "value": "x"})
+        click["team"]["id"] = SECOND
+        click["response_url"] = answers
+        assert (await interact(slack, click)).status == 200
+        assert api.responses[-1]["text"] == told
+
+        mention = json.dumps(second_mention("debate Should cities ban cars?"))
+        assert (await slack.post(mention, "application/json")).status == 500  # Slack sends it again
+        assert not away.done()  # all of it while the table was held
+        await away
+        assert slack.running(CHANNEL2) is None  # nothing started behind the person's back
+        assert (await slack.post(mention, "application/json")).status == 200  # Slack's retry
+        handle = await slack.wait_running(CHANNEL2)
+        await handle.stop("test over")
+        await slack.settle()
