@@ -5,8 +5,9 @@ person's reaction or click reaches whichever process the platform chose, not nec
 running the debate. That process finds the card here: the running debate bound to the channel (one
 query on the debates table), the card among the debate's recorded message ids (binding values), and
 the card's options from its `VotingStarted` event. A found card is remembered, so later votes on it
-cost no reads; the vote itself goes through `DebateManager.cast_vote`, which leaves it in the store
-for the owner (picked up at once on Postgres, within `storage.poll_seconds` on SQLite).
+cost no reads; the reaction (or click) itself goes through `DebateManager.relay_reaction` (or
+`cast_vote`), which leaves it in the store for the owner (picked up at once on Postgres, within
+`storage.poll_seconds` on SQLite).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Reactions on the cards of debates another Rostra process runs, from Discord.
 
 A reaction reaches the process whose shard holds the server; after a failover the debate may run
-elsewhere. The shared `RemoteReactions` keeps the votes and passes them on; this finds Discord's
+elsewhere. The shared `RemoteReactions` passes reactions and clicks on; this finds Discord's
 cards among a debate's recorded message ids and maps emoji to option keys.
 """
 

@@ -1,7 +1,7 @@
 """Reactions and clicks on the cards of debates another Rostra process runs, from Slack.
 
 Slack sends each event and click to whichever worker its load balancer picked, which need not be
-the one running the debate. The shared `RemoteReactions` keeps the votes and passes them on; this
+the one running the debate. The shared `RemoteReactions` passes reactions and clicks on; this
 finds Slack's cards by the timestamps the sender recorded and maps reaction names to option keys.
 When a window opens the owner also reads the card itself, so reactions made earlier count there too.
 """
