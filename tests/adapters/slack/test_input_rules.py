@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +77,9 @@ def _people(handle: DebateHandle) -> dict[str, str]:
     return {voter: vote.choice for voter, vote in handle.state.ballots["v1"].human_votes.items()}
 
 
-async def test_redelivered_and_late_reactions_do_not_undo_a_changed_vote(
-    tmp_path: Path, api: FakeSlack
-) -> None:
+@asynccontextmanager
+async def _people_voting(tmp_path: Path, api: FakeSlack) -> AsyncIterator[tuple[Harness, DebateHandle, str]]:
+    """A debate whose observers tie: people's window on the first vote is open (its card's ts)."""
     clock = HeldClock(hold=HOLD)
     async with open_harness(tmp_path, api, script=_tie_script(), clock=clock) as slack:
         await slack.mention("debate Should cities ban cars?")
@@ -86,7 +88,15 @@ async def test_redelivered_and_late_reactions_do_not_undo_a_changed_vote(
         card = api.calls_to("reactions.add")[0].args["timestamp"]
         await clock.release(4)
         await api.wait_until(lambda: handle.human_vote_open("v1"))
+        yield slack, handle, card
+        await clock.release()
+        await slack.settle()
 
+
+async def test_redelivered_and_late_reactions_do_not_undo_a_changed_vote(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    async with _people_voting(tmp_path, api) as (slack, handle, card):
         keep = reaction_event(True, ALICE, "white_check_mark", card)
         api.react(CHANNEL, card, "white_check_mark", ALICE)
         first = envelope(keep)
@@ -101,8 +111,6 @@ async def test_redelivered_and_late_reactions_do_not_undo_a_changed_vote(
         await slack.post(json.dumps(envelope(late_removal)), "application/json")  # an older ❌ removal
         await asyncio.sleep(0.2)
         assert _people(handle) == {ALICE: "replace"}
-        await clock.release()
-        await slack.settle()
 
 
 async def test_a_reaction_delivered_after_a_newer_one_does_not_become_the_vote(
@@ -110,15 +118,7 @@ async def test_a_reaction_delivered_after_a_newer_one_does_not_become_the_vote(
 ) -> None:
     """Slack retries an event it saw no answer to, after the events made since: Bob's ✅ (made
     first) arrives after his ❌; his vote is the ❌, as the card shows it newest."""
-    clock = HeldClock(hold=HOLD)
-    async with open_harness(tmp_path, api, script=_tie_script(), clock=clock) as slack:
-        await slack.mention("debate Should cities ban cars?")
-        handle = await slack.wait_running()
-        await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2 and clock.waiting == 4)
-        card = api.calls_to("reactions.add")[0].args["timestamp"]
-        await clock.release(4)
-        await api.wait_until(lambda: handle.human_vote_open("v1"))
-
+    async with _people_voting(tmp_path, api) as (slack, handle, card):
         made_first = reaction_event(True, BOB, "white_check_mark", card)
         api.react(CHANNEL, card, "white_check_mark", BOB)
         await slack.react(BOB, "x", card)
@@ -128,8 +128,6 @@ async def test_a_reaction_delivered_after_a_newer_one_does_not_become_the_vote(
         assert _people(handle) == {BOB: "replace"}
         await slack.react(BOB, "x", card, added=False)  # his ✅ is still on the card: it is his vote now
         await api.wait_until(lambda: _people(handle).get(BOB) == "keep")
-        await clock.release()
-        await slack.settle()
 
 
 async def test_every_mrkdwn_text_object_is_verbatim(slack: Harness) -> None:
