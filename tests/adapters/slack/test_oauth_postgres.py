@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import asyncpg
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.slack import create_app
@@ -162,6 +163,7 @@ async def installations_away(url: str, seconds: float, held: asyncio.Event) -> N
         await conn.close()
 
 
+@pytest.mark.slow
 async def test_while_the_installations_do_not_answer_people_are_told_and_nothing_starts_behind_them(
     tmp_path: Path, api: FakeSlack, postgres_url: str
 ) -> None:

@@ -13,6 +13,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.events import HumanVoteOpened, VoteCast, VoteWithdrawn, VotingClosed
 from testkit.slack_api import FakeSlack
 from testkit.slack_world import CHANNEL, reaction_event
@@ -129,6 +131,7 @@ async def test_one_persons_reactions_split_between_the_workers_count_as_the_card
         await owner.settle()
 
 
+@pytest.mark.slow
 async def test_reactions_delivered_to_the_other_worker_while_the_database_is_away_count_once_it_is_back(
     tmp_path: Path, api: FakeSlack
 ) -> None:
