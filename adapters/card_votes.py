@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from adapters.reaction_ballot import ReactionBallot
 from core.errors import BallotError
 from core.events import VoteCast
+from core.relayed_votes import RelayedReaction
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,9 @@ class CardVotes:
         if name is not None:
             self._names[person] = name
         async with self._lock:
+            relayed = RelayedReaction(self.vote_id, person, key, added, at, name)
+            if self._handle is not None and await self._handle.reaction_passed_on(relayed):
+                return  # this copy was taken over (woken from a pause): the new owner's ballot counts
             before = self.ballot.choice(person)
             changed = self.ballot.added(person, key, at) if added else self.ballot.removed(person, key, at)
             after = self.ballot.choice(person)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 
 from core.errors import BallotClosedError
 from core.ports import Binding
-from core.relayed_votes import RelayedVote
+from core.relayed_votes import RelayedReaction, RelayedVote
 from core.session.results import DebateResult, DebateStatusView
 from core.session.run import DebateSession
 from core.spec import DebateSpec
@@ -53,6 +53,12 @@ class DebateHandle:
             raise BallotClosedError("The debate has ended.")
         if not await self._session.passed_on(RelayedVote(vote_id, voter_id, choice, voter_name)):
             await self._session.ballots.cast(vote_id, voter_id, choice, voter_name)
+
+    async def reaction_passed_on(self, reaction: RelayedReaction) -> bool:
+        """Whether a reaction on one of its cards went to the process that took the debate over (left
+        in the store for its card ballot, which knows the person's other reactions); False while the
+        debate is this process's, or ended here."""
+        return await self._session.passed_on(reaction)
 
     async def withdraw_human_vote(self, vote_id: str, voter_id: str) -> None:
         if self.done:

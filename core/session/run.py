@@ -146,13 +146,13 @@ class DebateSession:
         self._guard.lose_lease()
         return False
 
-    async def passed_on(self, vote: RelayedVote) -> bool:
-        """A person's vote that reached this process after another took the debate over: left in the
-        store for the new owner, as a vote cast through any other process is (True); False while the
-        debate is this process's."""
+    async def passed_on(self, left: RelayedVote | RelayedReaction) -> bool:
+        """A person's vote (or reaction on a card) that reached this process after another took the
+        debate over: left in the store for the new owner, as one made through any other process is
+        (True); False while the debate is this process's."""
         if await self.still_ours():
             return False
-        await self._store.post_vote(self.debate_id, vote.payload())
+        await self._store.post_vote(self.debate_id, left.payload())
         return True
 
     async def take_reaction(self, reaction: RelayedReaction) -> None:

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from core.events import DebateCompleted, Event, Notice, TurnCompleted
+from core.events import DebateCompleted, Event, Notice, TurnCompleted, VoteCast, VoteWithdrawn
 from core.recovery import TAKEN_OVER
 from core.settings import StorageSettings
 from core.storage import open_store
 from testkit.anthropic_api import FakeAnthropic
 from testkit.slack_api import FakeSlack
-from testkit.slack_world import ALICE, BOB, CHANNEL, SCRIPT, envelope, mention_event
+from testkit.slack_world import ALICE, BOB, CHANNEL, SCRIPT, envelope, mention_event, reaction_event
 from tests.bot.freezing import freeze, wake
 from tests.bot.model_outage import BACK, PAUSED, on_claude, overload
 from tests.bot.slack_cluster import (
@@ -360,3 +360,66 @@ async def test_a_start_frozen_past_its_claim_does_not_open_a_second_debate_in_th
     cards = api.top_level(CHANNEL)
     assert len(cards) == 2 and sum("rostra_card_status" in buttons(card) for card in cards) == 1
     assert any("try again" in card["text"] for card in cards), [card["text"] for card in cards]
+
+
+async def _people(storage_url: str) -> list[tuple[str, str | None]]:
+    """The (one) debate's people's votes as stored, in order: (person, choice; None: withdrawn)."""
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        events = await store.events(record.id)
+    finally:
+        await store.close()
+    return [
+        (e.voter.id, e.choice if isinstance(e, VoteCast) else None)
+        for e in events
+        if isinstance(e, VoteCast | VoteWithdrawn) and e.voter.human
+    ]
+
+
+async def test_a_reaction_reaching_a_worker_as_it_wakes_after_a_takeover_counts_as_the_card_shows_it(
+    api: FakeSlack, workers: list[Worker], storage_url: str
+) -> None:
+    """People vote on the card while the owner is frozen (SIGSTOP) past the takeover; Bob's ✅
+    reaches it as it wakes, and his taking it back reaches the new owner. The vote is what the card
+    shows: none. (The woken worker's stale card ballot passed on the vote its ✅ made, so the new
+    owner's ballot never saw the ✅ and the removal withdrew nothing: Bob's vote stayed.)"""
+    await workers[0].event(json.dumps(envelope(mention_event(f"debate {TOPIC} humans=vote"))))
+    card = await running_card(api, CHANNEL)
+    owner, other = await owner_and_other(workers, storage_url, TOPIC)
+
+    def ballot() -> dict[str, Any] | None:
+        return next(
+            (m for m in api.thread(CHANNEL, card["ts"]) if str(m.get("text", "")).startswith("Vote: ")), None
+        )
+
+    await api.wait_until(lambda: ballot() is not None and len(api.calls_to("reactions.get")) >= 1, within=60)
+    vote = ballot()
+    assert vote is not None
+    reads = len(api.calls_to("reactions.get"))
+    freeze(owner.process, storage_url)
+    try:
+        deadline = time.monotonic() + LEASE + HEARTBEAT + SLACK_ROOM + 10
+        while await owner_pid(storage_url, TOPIC) == owner.process.pid:
+            assert time.monotonic() < deadline, "the debate was never taken over"
+            await asyncio.sleep(0.2)
+        # the new owner reads the card as it opens the window again
+        await api.wait_until(lambda: len(api.calls_to("reactions.get")) > reads, within=30)
+        api.react(CHANNEL, vote["ts"], "white_check_mark", BOB)
+        made = reaction_event(True, BOB, "white_check_mark", vote["ts"])
+        reacting = asyncio.ensure_future(owner.event(json.dumps(envelope(made))))
+        await asyncio.sleep(0.5)  # in its socket's queue: handled as it wakes
+    finally:
+        wake(owner.process)
+    await reacting
+    deadline = time.monotonic() + 30
+    while (BOB, "keep") not in await _people(storage_url):
+        assert time.monotonic() < deadline, f"Bob's ✅ never counted: {await _people(storage_url)}"
+        await asyncio.sleep(0.3)
+    api.react(CHANNEL, vote["ts"], "white_check_mark", BOB, added=False)
+    await other.event(json.dumps(envelope(reaction_event(False, BOB, "white_check_mark", vote["ts"]))))
+    deadline = time.monotonic() + 30
+    while (people := await _people(storage_url))[-1] != (BOB, None):
+        assert time.monotonic() < deadline, f"Bob's vote stayed after he took his ✅ back: {people}"
+        await asyncio.sleep(0.3)
+    assert people == [(BOB, "keep"), (BOB, None)]
