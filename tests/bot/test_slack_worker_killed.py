@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from core.events import DebateCompleted, Event, Notice, TurnCompleted, VoteCast, VoteWithdrawn
+from core.ports import DebateRecord
 from core.recovery import TAKEN_OVER
 from core.settings import StorageSettings
 from core.storage import open_store
@@ -138,12 +139,7 @@ async def test_a_stop_received_while_the_owner_lies_dead_is_applied_by_the_worke
 
     # taken over once the lease ran out, and stopped: the card loses its buttons
     await api.wait_until(lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=90)
-    store = await open_store(storage_url, StorageSettings(url=storage_url))
-    try:
-        (record,) = await store.list_debates()
-        events = await store.events(record.id)
-    finally:
-        await store.close()
+    record, events = await _stored(storage_url)
     assert record.status == "stopped"
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     ends = [e for e in events if isinstance(e, DebateCompleted)]
@@ -194,6 +190,24 @@ async def test_a_worker_paused_owing_slack_turns_shows_none_of_them_when_it_wake
     assert record.status == "stopped"
     await _each_shown_once(api, card, stored, settle=LEASE)  # time for the woken worker to post, if it would
     assert owner.process.poll() is None  # awake, not crashed
+
+
+async def _stored(storage_url: str) -> tuple[DebateRecord, list[Event]]:
+    """The (one) debate's record and its stored events."""
+    store = await open_store(storage_url, StorageSettings(url=storage_url))
+    try:
+        (record,) = await store.list_debates()
+        return record, await store.events(record.id)
+    finally:
+        await store.close()
+
+
+async def _taken_over_from(owner: Worker, storage_url: str) -> None:
+    """Until the other worker holds the debate (its owner frozen: the lease runs out)."""
+    deadline = time.monotonic() + LEASE + HEARTBEAT + SLACK_ROOM + 10
+    while await owner_pid(storage_url, TOPIC) == owner.process.pid:
+        assert time.monotonic() < deadline, "the debate was never taken over"
+        await asyncio.sleep(0.2)
 
 
 async def _completed(storage_url: str, deadline: float, never: str) -> list[Event]:
@@ -302,10 +316,7 @@ async def test_a_stop_reaching_a_worker_as_it_wakes_after_a_takeover_stops_the_d
     owner, _ = await owner_and_other(workers, storage_url, TOPIC)
     freeze(owner.process, storage_url)
     try:
-        deadline = time.monotonic() + LEASE + HEARTBEAT + SLACK_ROOM + 10
-        while await owner_pid(storage_url, TOPIC) == owner.process.pid:
-            assert time.monotonic() < deadline, "the debate was never taken over"
-            await asyncio.sleep(0.2)
+        await _taken_over_from(owner, storage_url)
         stopping = asyncio.ensure_future(owner.event(json.dumps(envelope(mention_event("stop")))))
         await asyncio.sleep(0.5)  # in its socket's queue: handled as it wakes
     finally:
@@ -364,12 +375,7 @@ async def test_a_start_frozen_past_its_claim_does_not_open_a_second_debate_in_th
 
 async def _people(storage_url: str) -> list[tuple[str, str | None]]:
     """The (one) debate's people's votes as stored, in order: (person, choice; None: withdrawn)."""
-    store = await open_store(storage_url, StorageSettings(url=storage_url))
-    try:
-        (record,) = await store.list_debates()
-        events = await store.events(record.id)
-    finally:
-        await store.close()
+    _, events = await _stored(storage_url)
     return [
         (e.voter.id, e.choice if isinstance(e, VoteCast) else None)
         for e in events
@@ -399,10 +405,7 @@ async def test_a_reaction_reaching_a_worker_as_it_wakes_after_a_takeover_counts_
     reads = len(api.calls_to("reactions.get"))
     freeze(owner.process, storage_url)
     try:
-        deadline = time.monotonic() + LEASE + HEARTBEAT + SLACK_ROOM + 10
-        while await owner_pid(storage_url, TOPIC) == owner.process.pid:
-            assert time.monotonic() < deadline, "the debate was never taken over"
-            await asyncio.sleep(0.2)
+        await _taken_over_from(owner, storage_url)
         # the new owner reads the card as it opens the window again
         await api.wait_until(lambda: len(api.calls_to("reactions.get")) > reads, within=30)
         api.react(CHANNEL, vote["ts"], "white_check_mark", BOB)

@@ -15,13 +15,12 @@ import pytest
 from bot.config import Secrets
 from bot.runtime import Runtime
 from core.clock import RealClock
-from core.events import Event, HumanVoteOpened
+from core.events import HumanVoteOpened
 from core.settings import StorageSettings
 from core.spec import DebateSpec
 from core.storage import open_store
 from tests.helpers import RecordingSink, make_config, write_script
-
-LEASE, HEARTBEAT = 2.0, 0.5
+from tests.paused_copy import HEARTBEAT, LEASE, taken_over_while_paused
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -34,55 +33,18 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 async def test_what_people_do_through_a_copy_taken_over_while_paused_reaches_the_new_owner(
     tmp_path: Path, url: str
 ) -> None:
-    script = {
-        "proposition": ["P1."],
-        "opposition": ["O1."],
-        "observer": [{"vote": "keep", "reason": "Fine."}],
-    }
-    config = make_config(
-        tmp_path,
-        storage={"url": url, "lease_seconds": LEASE, "heartbeat_seconds": HEARTBEAT},
-        model={"script": str(write_script(tmp_path, script)), "latency": 0},
-    )
-    opened: list[HumanVoteOpened] = []
-    sink = RecordingSink()
-
-    def seen(event: Event) -> None:
-        if isinstance(event, HumanVoteOpened):
-            opened.append(event)
-
-    sink.hooks.append(seen)
-    settings = StorageSettings(url=url, lease_seconds=LEASE, heartbeat_seconds=HEARTBEAT)
-    async with Runtime(config, clock=RealClock(), secrets=Secrets()) as rt:
-        options = {"rounds": 2, "exchanges_per_round": 1, "humans": "vote", "human_window": 30}
-        handle = await rt.start_debate(DebateSpec("arena", "Should cities ban cars?", options), sink)
-        for _ in range(200):
-            if opened:
-                break
-            await asyncio.sleep(0.05)
-        assert opened, "the people's window never opened"
-        paused: Any = rt.store
-        paused._heartbeat_task.cancel()  # its lease is renewed no more, as in a paused process
-        await asyncio.sleep(LEASE + HEARTBEAT)
-        other = await open_store(url, settings)
-        try:
-            assert await other.acquire(handle.debate_id)  # the takeover
-            assert not handle.done  # the paused copy has not noticed: it wrote nothing since
-
-            await handle.cast_human_vote(opened[0].vote_id, "42", "keep", voter_name="alice")
-            answer = await rt.manager.request_stop(handle.debate_id, "stopped by alice", wait=0.5)
-            assert (
-                answer == "requested"
-            )  # not "stopped": the debate goes on elsewhere until its owner stops it
-            left = [json.loads(p) for p in await other.waiting_votes(handle.debate_id)]
-            assert left == [
-                {"vote_id": opened[0].vote_id, "voter_id": "42", "choice": "keep", "voter_name": "alice"},
-                {"control": "stop", "reason": "stopped by alice"},
-            ]
-            result = await asyncio.wait_for(handle.wait(), 10)
-            assert result.reason == "interrupted"  # the stale copy stopped, writing nothing
-        finally:
-            await other.close()
+    async with taken_over_while_paused(tmp_path, url) as copy:
+        handle, vote_id = copy.handle, copy.vote_id
+        await handle.cast_human_vote(vote_id, "42", "keep", voter_name="alice")
+        answer = await copy.rt.manager.request_stop(handle.debate_id, "stopped by alice", wait=0.5)
+        assert answer == "requested"  # not "stopped": the debate goes on elsewhere until its owner stops it
+        left = [json.loads(p) for p in await copy.taker.waiting_votes(handle.debate_id)]
+        assert left == [
+            {"vote_id": vote_id, "voter_id": "42", "choice": "keep", "voter_name": "alice"},
+            {"control": "stop", "reason": "stopped by alice"},
+        ]
+        result = await asyncio.wait_for(handle.wait(), 10)
+        assert result.reason == "interrupted"  # the stale copy stopped, writing nothing
 
 
 async def test_a_copy_taken_over_while_paused_stops_at_its_first_heartbeat_when_it_wakes(
