@@ -20,6 +20,7 @@ from bot.errors import UsageError
 from bot.exits import BOT_STOPPED
 from bot.gctune import tune_gc
 from bot.startup import EXIT_CONFIG, check_models, unreachable, warm_pictures
+from core.ports import Installations
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from adapters.slack.settings import SlackSettings
     from bot.config import Config, Secrets
     from core.clock import Clock
+    from core.ports import Store
 
 EXIT_FAILED = 1
 log = logging.getLogger(__name__)
@@ -157,7 +159,7 @@ async def serve(
         rt.enable_failover()
         await warm_pictures(rt.config.results.picture)
         await rt.join_workers("slack")  # bot-wide rate budgets split by the live workers
-        stores = oauth_stores(config, secrets)
+        stores = oauth_stores(rt.store, secrets)
         tune_gc(config.runtime.gc)
         try:
             app = create_app(rt, socket_mode=mode.socket, oauth_stores=stores)
@@ -191,8 +193,6 @@ async def serve(
             return _fail(f"cannot serve {mode.describe()}: {exc.strerror or exc}")
         finally:
             await app.aclose()
-            if stores is not None:
-                await stores.close()
     if stop.is_set():
         print(BOT_STOPPED, file=sys.stderr)
     return 0
@@ -202,21 +202,18 @@ def _not_the_unused_token_warning(record: logging.LogRecord) -> bool:
     return "`token` will be unused" not in record.getMessage()
 
 
-def oauth_stores(config: Config, secrets: Secrets) -> OAuthStores | None:
-    """The installation and OAuth-state stores when serving many workspaces, in Rostra's database:
+def oauth_stores(store: Store, secrets: Secrets) -> OAuthStores | None:
+    """The installation and OAuth-state stores when serving many workspaces, in Rostra's store:
     the SQLite file, or the Postgres database that every worker shares."""
     from adapters.slack.install.installations import OAuthStores
-    from core.storage.sqlite import sqlite_path
 
     if secrets.slack_client_id is None or secrets.slack_client_secret is None:
         return None
-    keys = sealer(secrets)
-    url = config.storage.url
-    if url.startswith(("postgresql://", "postgres://")):
-        from adapters.slack.install.installations_pg import postgres_stores
-
-        return postgres_stores(url, keys)
-    return OAuthStores.sqlite(sqlite_path(url), keys)
+    if not isinstance(store, Installations):
+        raise UsageError(
+            "this store keeps no installations: serving many workspaces needs SQLite or Postgres"
+        )
+    return OAuthStores(store, sealer(secrets))
 
 
 def sealer(secrets: Secrets) -> Sealer:

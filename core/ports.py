@@ -8,7 +8,7 @@ import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -262,3 +262,34 @@ class Store(Protocol):
     async def calls(self, debate_id: str) -> dict[tuple[str, int], str]: ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class Installations(Protocol):
+    """Each workspace's installation of a front end (what the install gave it, sealed by the front
+    end: opaque text here) and the one-time states of install links in flight, shared by every
+    worker (core.storage.installations). A transient fault raises StoreUnavailable."""
+
+    async def save_installation(self, platform: str, key: str, installed_at: float, data: str) -> None: ...
+
+    async def installation(self, platform: str, key: str) -> str | None: ...
+
+    async def installations(self, platform: str) -> list[tuple[str, str]]:
+        """(key, data) of every installation on the platform, oldest first."""
+        ...
+
+    async def replace_installation(self, platform: str, key: str, old: str, new: str) -> None:
+        """`new` for `old`, unless the row changed meanwhile (another worker wrote it)."""
+        ...
+
+    async def delete_installation(self, platform: str, key: str) -> None: ...
+
+    async def issue_state(self, state: str, expires_at: float, *, now: float, most: int) -> None:
+        """Store a new state; expired ones go, and the oldest beyond `most` in flight."""
+        ...
+
+    async def consume_state(self, state: str) -> float | None:
+        """Remove the state; when it expires (None: it was not there)."""
+        ...
+
+    async def live_states(self) -> int: ...

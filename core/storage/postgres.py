@@ -33,6 +33,7 @@ from core.ports import (
 from core.settings import StorageSettings
 from core.storage import cluster, sql
 from core.storage.batching import GroupCommit, Outcome
+from core.storage.installations import KeepsInstallations
 from core.storage.leases import HoldsLeases, Leases
 from core.storage.postgres_cluster import PostgresCluster
 from core.storage.postgres_db import (
@@ -66,7 +67,7 @@ SQL = sql.POSTGRES
 CLUSTER = cluster.POSTGRES
 
 
-class PostgresStore(PostgresCluster, HoldsLeases):
+class PostgresStore(PostgresCluster, KeepsInstallations, HoldsLeases):
     """A Postgres database shared by any number of Rostra processes."""
 
     def __init__(self, pool: asyncpg.Pool, url: str, settings: StorageSettings) -> None:

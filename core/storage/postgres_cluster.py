@@ -15,7 +15,7 @@ import asyncpg
 from core.events import Event
 from core.ports import AdmissionAsk, Claimed, DebateRecord, Refused
 from core.settings import StorageSettings
-from core.storage import cluster, sql
+from core.storage import cluster, installations, sql
 from core.storage.postgres_db import VOTES_CHANNEL, VoteNotices
 
 SQL = sql.POSTGRES
@@ -32,6 +32,7 @@ class PostgresCluster(ABC):
     _notices: VoteNotices
     _purging: bool
     _role: str | None
+    _installs = installations.POSTGRES
 
     @abstractmethod
     async def _write(self, op: Callable[[asyncpg.Connection], Awaitable[Any]]) -> Any:
@@ -150,3 +151,12 @@ class PostgresCluster(ABC):
     async def live_workers(self, role: str) -> int:
         rows = await self._read(CLUSTER.live_workers, role, time.time())
         return int(rows[0][0])
+
+    async def _run_steps(self, make: Callable[[], cluster.Steps]) -> Any:
+        async def op(conn: asyncpg.Connection) -> Any:
+            return await cluster.run_steps_async(make(), conn.fetch)
+
+        return await self._write(op)
+
+    async def _query(self, statement: str, params: Sequence[Any]) -> list[Any]:
+        return await self._read(statement, *params)

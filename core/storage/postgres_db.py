@@ -18,6 +18,7 @@ import asyncpg
 from core.errors import StoreError, StoreUnavailable
 from core.settings import StorageSettings
 from core.storage import sql
+from core.storage.installations import LEGACY_TABLES
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ async def open_pool(url: str, settings: StorageSettings) -> asyncpg.Pool:
             version = await conn.fetchval("SELECT version FROM schema_version")
             if version is None:
                 await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", sql.SCHEMA_VERSION)
-            elif version in (2, 3):  # version 3 lacked only the cluster tables, created above
+            elif version in (2, 3, 4):  # 3 and 4 lacked only tables, created above
                 if version == 2:
                     await conn.execute(sql.POSTGRES.migrate_2_to_3)
                 await conn.execute("UPDATE schema_version SET version = $1", sql.SCHEMA_VERSION)
@@ -112,6 +113,10 @@ async def open_pool(url: str, settings: StorageSettings) -> asyncpg.Pool:
                 raise StoreError(
                     f"{safe_url(url)} has schema version {version}; this Rostra expects {sql.SCHEMA_VERSION}"
                 )
+            for table, move in LEGACY_TABLES:
+                if await conn.fetchval(f"SELECT to_regclass('{table}')") is not None:
+                    await conn.execute(move)
+                    await conn.execute(f"DROP TABLE {table}")
     except BaseException as exc:
         await pool.close()
         if isinstance(exc, asyncpg.PostgresError | OSError):

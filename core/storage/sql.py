@@ -24,7 +24,7 @@ from core.ports import Binding, DebateRecord
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -99,10 +99,22 @@ CREATE TABLE IF NOT EXISTS workers (
     role        TEXT NOT NULL,
     alive_until {real} NOT NULL
 ){without_rowid};
+CREATE TABLE IF NOT EXISTS installations (
+    platform    TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    installed_at {real} NOT NULL,
+    data        TEXT NOT NULL,
+    PRIMARY KEY (platform, key)
+){without_rowid};
+CREATE TABLE IF NOT EXISTS install_states (
+    state       TEXT PRIMARY KEY,
+    expires_at  {real} NOT NULL
+){without_rowid};
 """
 
 # Version 1 had no lease (SQLite only; Postgres began at 2); version 2 had no fencing token; version 3
-# had no cluster tables (claims, cooldowns, deliveries, workers: created as the schema is, if absent).
+# had no cluster tables (claims, cooldowns, deliveries, workers: created as the schema is, if absent);
+# version 4 had no installation tables (their rows were Slack's own: core.storage.installations).
 MIGRATE_1_TO_2 = (
     "ALTER TABLE debates ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE debates ADD COLUMN lease_until REAL NOT NULL DEFAULT 0",

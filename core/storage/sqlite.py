@@ -34,6 +34,7 @@ from core.private_files import private_folder, touch_private
 from core.settings import StorageSettings
 from core.storage import cluster, sql
 from core.storage.batching import GroupCommit, Outcome
+from core.storage.installations import KeepsInstallations
 from core.storage.leases import HoldsLeases, Leases
 from core.storage.sqlite_cluster import SQLiteCluster
 from core.storage.sqlite_file import connect_writer, sqlite_path
@@ -70,7 +71,7 @@ def store_fault(exc: BaseException) -> StoreError:
     return sql.fault(exc, transient=transient)
 
 
-class SQLiteStore(SQLiteCluster, HoldsLeases):
+class SQLiteStore(SQLiteCluster, KeepsInstallations, HoldsLeases):
     """One SQLite file; every write committed before it returns, fenced by the debate's lease."""
 
     def __init__(

@@ -15,7 +15,7 @@ from typing import Any
 from core.events import Event
 from core.ports import AdmissionAsk, Claimed, DebateRecord, Refused
 from core.settings import StorageSettings
-from core.storage import cluster, sql
+from core.storage import cluster, installations, sql
 
 SQL = sql.SQLITE
 CLUSTER = cluster.SQLITE
@@ -29,6 +29,7 @@ class SQLiteCluster(ABC):
     _claims: set[tuple[str, str]]
     _purging: bool
     _role: str | None
+    _installs = installations.SQLITE
 
     @abstractmethod
     async def _write(self, op: Callable[[sqlite3.Connection], Any], *, savepoint: bool = True) -> Any:
@@ -141,3 +142,12 @@ class SQLiteCluster(ABC):
     async def live_workers(self, role: str) -> int:
         rows = await self._read(CLUSTER.live_workers, (role, time.time()))
         return int(rows[0][0])
+
+    async def _run_steps(self, make: Callable[[], cluster.Steps]) -> Any:
+        def op(conn: sqlite3.Connection) -> Any:
+            return cluster.run_steps(make(), lambda s, p: conn.execute(s, p).fetchall())
+
+        return await self._write(op)
+
+    async def _query(self, statement: str, params: Sequence[Any]) -> list[Any]:
+        return await self._read(statement, params)

@@ -12,6 +12,7 @@ from pathlib import Path
 from core.errors import StoreError
 from core.settings import StorageSettings
 from core.storage import sql
+from core.storage.installations import LEGACY_TABLES
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,13 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> None:
             log.info("%s: schema upgraded from version %d to %d", path, version, sql.SCHEMA_VERSION)
         for statement in sql.SQLITE.schema:
             conn.execute(statement)
+        for table, move in LEGACY_TABLES:
+            if conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone():
+                conn.execute(move)
+                conn.execute(f"DROP TABLE {table}")
+                log.info("%s: the rows of %s moved into the shared tables", path, table)
         if version is None:
             conn.execute("DELETE FROM schema_version")
             conn.execute("INSERT INTO schema_version (version) VALUES (?)", (sql.SCHEMA_VERSION,))

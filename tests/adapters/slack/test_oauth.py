@@ -26,7 +26,9 @@ from adapters.slack.install.sealing import Sealer
 from adapters.slack.install.workspaces import UNINSTALLED, WorkspaceFronts
 from bot.config import Secrets
 from bot.runtime import Runtime
+from bot.slack_main import choose_mode, oauth_stores
 from core.events import DebateCompleted
+from core.ports import Installations
 from testkit.slack_api import FakeSlack
 from testkit.slack_views import CLIENT_ID, CLIENT_SECRET
 from tests.adapters.slack.clocks import HeldClock
@@ -61,16 +63,14 @@ async def oauth_harness(tmp_path: Path, api: FakeSlack, **clock: Any) -> AsyncIt
         slack_client_secret=CLIENT_SECRET,
         rostra_secret_key=SECRET_KEY,
     )
-    stores = OAuthStores.sqlite(tmp_path / "rostra.db", SEALER)
     the_clock = clock.get("clock") or HeldClock(hold=5)
     async with Runtime(config, clock=the_clock, secrets=secrets) as rt:
-        app = create_app(rt, oauth_stores=stores)
+        app = create_app(rt, oauth_stores=oauth_stores(rt.store, secrets))
         async with TestClient(TestServer(app.web_app())) as http:
             try:
                 yield Harness(api, rt, app, http, the_clock)
             finally:
                 await app.aclose()
-                await stores.close()
 
 
 def team_envelope(team: str, event: dict[str, Any], bot_user: str) -> dict[str, Any]:
@@ -121,7 +121,8 @@ async def install(slack: Harness, team: str) -> None:
 
 def stored_teams(tmp_path: Path) -> list[str]:
     with sqlite3.connect(tmp_path / "rostra.db") as db:
-        return [r[0] for r in db.execute("SELECT team_id FROM slack_installations")]
+        keys = db.execute("SELECT key FROM installations WHERE platform = 'slack'")
+        return [key.partition(":")[2] for (key,) in keys]
 
 
 async def test_an_install_stores_the_token_and_a_debate_runs_there(tmp_path: Path, api: FakeSlack) -> None:
@@ -209,8 +210,9 @@ async def test_many_workspaces_need_both_credentials_and_http_mode(tmp_path: Pat
     ]
     for secrets, kwargs, says in cases:
         async with Runtime(config, secrets=secrets) as rt:
+            assert isinstance(rt.store, Installations)
             with pytest.raises(SlackConfigError, match=says):
-                create_app(rt, oauth_stores=OAuthStores.sqlite(tmp_path / "rostra.db", SEALER), **kwargs)
+                create_app(rt, oauth_stores=OAuthStores(rt.store, SEALER), **kwargs)
 
 
 async def test_single_workspace_mode_stops_its_debates_when_removed(tmp_path: Path, api: FakeSlack) -> None:
@@ -225,9 +227,7 @@ async def test_single_workspace_mode_stops_its_debates_when_removed(tmp_path: Pa
         assert isinstance(end, DebateCompleted) and end.detail == UNINSTALLED
 
 
-def test_serving_many_workspaces_needs_no_bot_token_and_uses_http(tmp_path: Path) -> None:
-    from bot.slack_main import choose_mode, oauth_stores
-
+async def test_serving_many_workspaces_needs_no_bot_token_and_uses_http(tmp_path: Path) -> None:
     config = make_config(tmp_path)
     secrets = Secrets(
         slack_signing_secret=SIGNING_SECRET,
@@ -237,8 +237,9 @@ def test_serving_many_workspaces_needs_no_bot_token_and_uses_http(tmp_path: Path
     )
     mode = choose_mode(secrets, config.slack, force_http=False, host=None, port=4000)
     assert (mode.socket, mode.port) == (False, 4000)
-    assert oauth_stores(config, secrets) is not None
-    assert oauth_stores(config, Secrets(slack_bot_token="xoxb-1")) is None
+    async with Runtime(config, secrets=secrets) as rt:
+        assert oauth_stores(rt.store, secrets) is not None
+        assert oauth_stores(rt.store, Secrets(slack_bot_token="xoxb-1")) is None
 
 
 async def test_after_a_restart_each_workspaces_debate_resumes_with_its_own_token(

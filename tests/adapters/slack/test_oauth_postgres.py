@@ -19,12 +19,14 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.slack import create_app
-from adapters.slack.install.installations_pg import PostgresInstallationStore, postgres_stores
+from adapters.slack.install.installations import OAuthStores
 from adapters.slack.install.workspaces import UNINSTALLED, WorkspaceFronts
 from bot.config import Secrets
 from bot.runtime import Runtime
 from bot.slack_main import oauth_stores
 from core.events import DebateCompleted
+from core.storage import open_store
+from core.storage.postgres import PostgresStore
 from testkit.slack_api import FakeSlack
 from testkit.slack_views import CLIENT_ID, CLIENT_SECRET
 from testkit.slack_world import slash_fields
@@ -63,23 +65,23 @@ async def pg_worker(tmp_path: Path, api: FakeSlack, url: str) -> AsyncIterator[H
         limits={"user_cooldown": 0, "max_rounds": 1},
         formats={"arena": {"exchanges_per_round": 1}},
     )
-    stores = oauth_stores(config, SECRETS)  # what `rostra slack` picks for a postgresql:// URL
-    assert stores is not None and isinstance(stores.installations, PostgresInstallationStore)
     clock = HeldClock(hold=5)
     async with Runtime(config, clock=clock, secrets=SECRETS) as rt:
+        stores = oauth_stores(rt.store, SECRETS)  # what `rostra slack` does with a postgresql:// URL
+        assert stores is not None and isinstance(rt.store, PostgresStore)
         app = create_app(rt, oauth_stores=stores)
         async with TestClient(TestServer(app.web_app())) as http:
             try:
                 yield Harness(api, rt, app, http, clock)
             finally:
                 await app.aclose()
-                await stores.close()
 
 
 async def stored_teams(url: str) -> list[str]:
     conn = await asyncpg.connect(url)
     try:
-        return [r["team_id"] for r in await conn.fetch("SELECT team_id FROM slack_installations")]
+        rows = await conn.fetch("SELECT key FROM installations WHERE platform = 'slack'")
+        return [r["key"].partition(":")[2] for r in rows]
     finally:
         await conn.close()
 
@@ -143,12 +145,14 @@ async def test_uninstalling_deletes_the_workspace_for_every_worker(
         end = (await slack.events(handle.debate_id))[-1]
         assert isinstance(end, DebateCompleted) and end.detail == UNINSTALLED
         assert await stored_teams(postgres_url) == ["T0003"]
-    stores = postgres_stores(postgres_url, SEALER)  # as a worker started later sees it
+    store = await open_store(postgres_url)  # as a worker started later sees it
     try:
+        assert isinstance(store, PostgresStore)
+        stores = OAuthStores(store, SEALER)
         assert await stores.installations.async_find_bot(enterprise_id=None, team_id=SECOND) is None
         assert await stores.installations.async_find_bot(enterprise_id=None, team_id="T0003") is not None
     finally:
-        await stores.close()
+        await store.close()
 
 
 async def installations_away(url: str, seconds: float, held: asyncio.Event) -> None:
@@ -156,7 +160,7 @@ async def installations_away(url: str, seconds: float, held: asyncio.Event) -> N
     conn = await asyncpg.connect(url)
     try:
         async with conn.transaction():
-            await conn.execute("LOCK TABLE slack_installations IN ACCESS EXCLUSIVE MODE")
+            await conn.execute("LOCK TABLE installations IN ACCESS EXCLUSIVE MODE")
             held.set()
             await asyncio.sleep(seconds)
     finally:

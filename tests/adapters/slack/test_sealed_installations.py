@@ -17,70 +17,79 @@ import pytest
 from cryptography.fernet import Fernet
 from slack_sdk.oauth.installation_store.models.installation import Installation
 
-from adapters.slack.install.installations import OAuthStores, SqlInstallationStore
-from adapters.slack.install.installations_pg import postgres_stores
+from adapters.slack.install.installations import OAuthStores, StoredInstallations
 from adapters.slack.install.sealing import Sealer
 from bot.cli import main
 from bot.config import Secrets
+from core.ports import Installations
 from core.redaction import redact
+from core.storage import open_store
 from testkit.slack_api import FakeSlack
 from testkit.slack_views import CLIENT_ID, CLIENT_SECRET
 from tests.adapters.slack.conftest import SIGNING_SECRET
 from tests.adapters.slack.test_oauth import SECOND, SECRET_KEY, install, oauth_harness
 
 Row = tuple[str, str, float, str]
+LEGACY = (  # the tables Slack's front end kept of its own, schema 4 and before
+    "CREATE TABLE slack_installations (enterprise_id TEXT NOT NULL DEFAULT '', team_id TEXT NOT NULL"
+    " DEFAULT '', installed_at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL,"
+    " PRIMARY KEY (enterprise_id, team_id))",
+    "CREATE TABLE slack_oauth_states (state TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL)",
+    "UPDATE schema_version SET version = 4",
+)
 
 
 class Backend:
-    """One database for the stores, and raw access to its `slack_installations` rows."""
+    """One database (Rostra's store) for the stores, and raw access to its installations' rows."""
 
     def __init__(
         self,
-        stores: Callable[[Sealer], OAuthStores],
-        rows: Callable[[], Awaitable[list[str]]],
-        write: Callable[[Row], Awaitable[None]],
+        url: str,
+        run: Callable[[str, tuple[object, ...]], Awaitable[list[tuple[object, ...]]]],
+        parameter: str,
     ) -> None:
-        self.stores = stores
-        self.rows = rows
-        self.write = write
+        self.url = url
+        self._run = run
+        self._p = parameter  # how the dialect writes parameter n
 
     @asynccontextmanager
     async def opened(self, keys: str) -> AsyncIterator[OAuthStores]:
-        stores = self.stores(Sealer(keys))
+        store = await open_store(self.url)
         try:
-            yield stores
+            assert isinstance(store, Installations)
+            yield OAuthStores(store, Sealer(keys))
         finally:
-            await stores.close()
+            await store.close()
+
+    async def rows(self) -> list[str]:
+        return [str(r[0]) for r in await self._run("SELECT data FROM installations", ())]
+
+    async def write(self, row: Row, table: str = "installations") -> None:
+        await self._run(
+            f"INSERT INTO {table} VALUES ({', '.join(self._p.format(n) for n in (1, 2, 3, 4))})", row
+        )
+
+    async def execute(self, statement: str) -> None:
+        await self._run(statement, ())
 
 
 def sqlite_backend(path: Path) -> Backend:
-    async def rows() -> list[str]:
+    async def run(statement: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
         with sqlite3.connect(path) as db:
-            return [r[0] for r in db.execute("SELECT data FROM slack_installations")]
+            return [tuple(r) for r in db.execute(statement, args)]
 
-    async def write(row: Row) -> None:
-        with sqlite3.connect(path) as db:
-            db.execute("INSERT INTO slack_installations VALUES (?, ?, ?, ?)", row)
-
-    return Backend(lambda sealer: OAuthStores.sqlite(path, sealer), rows, write)
+    return Backend(f"sqlite:///{path}", run, "?{}")
 
 
 def postgres_backend(url: str) -> Backend:
-    async def rows() -> list[str]:
+    async def run(statement: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
         conn = await asyncpg.connect(url)
         try:
-            return [r["data"] for r in await conn.fetch("SELECT data FROM slack_installations")]
+            return [tuple(r) for r in await conn.fetch(statement, *args)]
         finally:
             await conn.close()
 
-    async def write(row: Row) -> None:
-        conn = await asyncpg.connect(url)
-        try:
-            await conn.execute("INSERT INTO slack_installations VALUES ($1, $2, $3, $4)", *row)
-        finally:
-            await conn.close()
-
-    return Backend(lambda sealer: postgres_stores(url, sealer), rows, write)
+    return Backend(url, run, "${}")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -114,7 +123,7 @@ def plain_row(installation: Installation) -> Row:
         for k, v in installation.to_dict_for_copying().items()
         if not k.endswith("_expires_at")  # kept by `bot_token_expires_in`
     }
-    return ("", SECOND, float(installation.installed_at), json.dumps(data))
+    return ("slack", f":{SECOND}", float(installation.installed_at), json.dumps(data))
 
 
 async def test_a_saved_installation_keeps_no_token_in_the_clear(backend: Backend) -> None:
@@ -138,12 +147,32 @@ async def test_rows_from_before_sealing_are_read_and_sealed_when_the_store_opens
         await stores.installations.async_find_bot(enterprise_id=None, team_id="T-NONE")  # creates the table
     await backend.write(plain_row(an_installation(token="xoxb-2-written-in-the-clear")))
     async with backend.opened(SECRET_KEY) as stores:
-        assert isinstance(stores.installations, SqlInstallationStore)
+        assert isinstance(stores.installations, StoredInstallations)
         assert await stores.installations.teams() == [SECOND]
         bot = await stores.installations.async_find_bot(enterprise_id=None, team_id=SECOND)
         assert bot is not None and bot.bot_token == "xoxb-2-written-in-the-clear"
         [stored] = await backend.rows()
         assert stored.startswith("fernet:") and "xoxb-2-written-in-the-clear" not in stored
+
+
+async def test_installations_kept_in_slacks_own_tables_move_into_the_store(backend: Backend) -> None:
+    """Until schema 5 the Slack front end kept its installations and install links in tables of its
+    own; a store opening such a database moves their rows into its shared tables, once."""
+    async with backend.opened(SECRET_KEY):
+        pass  # the store's schema, then the tables of before
+    for statement in LEGACY:
+        await backend.execute(statement)
+    _, _, at, data = plain_row(an_installation(token="xoxb-2-kept-by-slack"))
+    await backend.write(("", SECOND, at, data), "slack_installations")
+    await backend.execute("INSERT INTO slack_oauth_states VALUES ('state-in-flight', 9999999999)")
+    async with backend.opened(SECRET_KEY) as stores:
+        bot = await stores.installations.async_find_bot(enterprise_id=None, team_id=SECOND)
+        assert bot is not None and bot.bot_token == "xoxb-2-kept-by-slack"
+        assert await stores.states.async_consume("state-in-flight")
+        [stored] = await backend.rows()
+        assert stored.startswith("fernet:")  # and sealed, as any row from before sealing
+    with pytest.raises((sqlite3.OperationalError, asyncpg.UndefinedTableError)):
+        await backend.execute("SELECT 1 FROM slack_installations")  # gone, tokens and all
 
 
 async def test_a_rotated_key_still_opens_and_its_rows_are_resealed_with_the_new_one(

@@ -16,7 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapters.slack.inbound.gate import InstallLimit
-from adapters.slack.install.installations import SqlOAuthStateStore
+from adapters.slack.install.installations import StoredOAuthStates
+from core.ports import Installations
+from core.storage import open_store
 from testkit.slack_api import FakeSlack
 from tests.adapters.slack.conftest import Harness, envelope, mention_event, sign
 from tests.adapters.slack.test_oauth import oauth_harness
@@ -81,19 +83,15 @@ async def test_the_install_page_is_limited_per_client_and_its_states_stay_bounde
         statuses = [(await slack.http.get("/slack/install")).status for _ in range(15)]
         assert statuses[:10] == [200] * 10
         assert set(statuses[10:]) == {429}
-    states = SqlOAuthStateStore(_db_of(tmp_path), max_states=5)
+    store = await open_store(f"sqlite:///{tmp_path / 'rostra.db'}")
     try:
+        assert isinstance(store, Installations)
+        states = StoredOAuthStates(store, max_states=5)
         for _ in range(12):
             await states.async_issue()
         assert await states.live() == 5
     finally:
-        await states.close()
-
-
-def _db_of(tmp_path: Path):  # type: ignore[no-untyped-def]
-    from adapters.slack.install.installations import _SQLite
-
-    return _SQLite(tmp_path / "rostra.db")
+        await store.close()
 
 
 def test_the_install_limit_forgets_visits_after_a_minute() -> None:
