@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 
+from adapters.card_text import ONE_VOTE_EACH
+
 _EXACT = (
-    (
-        "One vote each: your newest reaction still on the card counts.",
-        "One vote each: your last click counts.",
-    ),
+    (ONE_VOTE_EACH, "One vote each: your last click counts."),
     ("with one of their emoji", "on one of their buttons"),
     ("react with ", "click "),
     ("React with ", "Click "),

@@ -11,6 +11,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from adapters.card_text import role_text
 from adapters.console.chart import terminal_chart
 from adapters.pictures.data import picture_of
 from core.events import (
@@ -39,18 +40,6 @@ from core.words import plural
 
 _CHOICE_STYLE = {"keep": "green", "replace": "red", "for": "green", "against": "red"}
 _NOTICE_STYLE = {"info": "dim", "warning": "yellow", "error": "bold red"}
-_ROLE_TEXT = {
-    "proposition": "opens for the motion",
-    "observer": "observes and votes",
-    "opposition": "argues against",
-    "moderator": "moderates",
-    "proposer": "argues for the motion",
-    "critic": "argues against, steelmanning first",
-    "judge": "rules on the arguments",
-    "council": "proposes, revises and votes",
-    "panellist": "answers from their document",
-    "synthesiser": "writes the final answer",
-}
 
 
 @dataclass(frozen=True)
@@ -219,7 +208,7 @@ class ConsoleView:
         for member in event.cast:
             body.append("\n")
             body.append_text(_persona(member.persona))
-            body.append(f"  {_ROLE_TEXT.get(member.role, member.role)}", style="dim")
+            body.append(f"  {role_text(event.format, member, event.settings)}", style="dim")
         s = event.settings
         if "duration" in s:
             humans = {"off": "AI votes only", "tiebreak": "people break ties", "vote": "people vote too"}

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from discord.utils import escape_markdown
 
-from adapters.card_text import either, plural
+from adapters.card_text import Markup, either, how_to_take_part, plural, role_text
 from adapters.discord.render.ops import Card, CardAuthor, CardField, Post
 from core.events import (
     DebateCompleted,
@@ -19,9 +18,7 @@ from core.events import (
     Verdict,
 )
 from core.formats import FORMATS
-from core.formats.arena import OPTIONS as ARENA_OPTIONS
-from core.formats.oxford import AUDIENCE_OPTIONS
-from core.models import CastMember, PersonaRef, Statistics, VoteOption
+from core.models import PersonaRef, Statistics, VoteOption
 from core.pricing import cost_suffix
 from core.transcript import minutes
 
@@ -55,24 +52,6 @@ _BRIGHT = {
     "cyan": 0x7EE8FA,
     "white": 0xFFFFFF,
     "black": 0x57606F,
-}
-_ROLE_TEXT = {
-    "proposition": "speaks for the motion",
-    "observer": "observes and votes",
-    "opposition": "argues against",
-    "moderator": "moderates and sums up",
-    "proposer": "argues for the motion",
-    "critic": "argues against, steelmanning the proposer first",
-    "judge": "rules on the debate (reading it anonymised)",
-    "council": "proposes, revises and votes",
-    "panellist": "answers from their own document",
-    "synthesiser": "writes the final answer",
-}
-_STRATEGY_TEXT = {
-    "majority": "the most votes wins",
-    "weighted": "votes weighted by expertise",
-    "consensus": "seeking consensus, else by majority",
-    "moderator": "the moderator decides, the votes advise",
 }
 _NOTICE_MARK = {"info": "ℹ️", "warning": "⚠️", "error": "❌"}
 
@@ -114,90 +93,7 @@ def _options_text(options: Sequence[VoteOption], joiner: str = "or") -> str:
     return either([f"{o.emoji} {o.label.lower()}" for o in options], joiner)
 
 
-def _within(settings: Mapping[str, Any]) -> str:
-    window = settings.get("human_window")
-    return f" within {window} s" if window else ""
-
-
-def _role_text(event: DebateStarted, member: CastMember) -> str:
-    settings = event.settings
-    role = member.role
-    if event.format == "panel" and role == "panellist":
-        documents = settings.get("documents") or []
-        names = [
-            d.get("name")
-            for d in documents
-            if isinstance(d, dict) and d.get("panellist") == member.persona.id
-        ]
-        return f"answers from {names[0]}" if names and names[0] else _ROLE_TEXT["panellist"]
-    if event.format == "council":
-        if role == "council" and settings.get("strategy") == "weighted":
-            weights = settings.get("weights") or {}
-            weight = weights.get(member.persona.id) if isinstance(weights, dict) else None
-            if isinstance(weight, int | float):
-                return f"{_ROLE_TEXT['council']} (expertise weight {weight:g})"
-        if role == "moderator":
-            return "picks the proposal the council adopts"
-    if event.format == "oxford" and role == "moderator":
-        return "frames the focus question and distils each round"
-    return _ROLE_TEXT.get(role, role)
-
-
-def _every(exchanges: object) -> str:
-    if exchanges == 1 or not isinstance(exchanges, int):
-        return "After each exchange but the last"
-    return f"After every {exchanges} exchanges but the last"
-
-
-def how_to_take_part(event: DebateStarted) -> tuple[str, str] | None:
-    """The opening card's word on voting (field name, text), from the format and its settings."""
-    settings = event.settings
-    humans = settings.get("humans")
-    within = _within(settings)
-    if event.format == "arena":
-        choices = _options_text(ARENA_OPTIONS)
-        every = _every(settings.get("exchanges_per_round"))
-        lead = f"{every} the observers vote on the speaker ({choices}), live on a vote card."
-        if humans == "tiebreak":
-            return (
-                "How to vote",
-                f"{lead} If they tie, **you decide**: react {choices} on the vote card{within}.",
-            )
-        if humans == "vote":
-            return "How to vote", (
-                f"{lead} **You vote too**: react {choices} on each vote card{within}; the people's"
-                " majority counts as one more vote."
-            )
-        return "Who decides", f"{lead} Only the observers decide in this debate; people watch."
-    if event.format == "oxford":
-        if humans == "vote":
-            choices = _options_text(AUDIENCE_OPTIONS)
-            return "How to vote", (
-                f"**You are the audience**: vote on the motion before the debate and again after the"
-                f" verdict, reacting {choices} on each audience card{within}. The side that gains the"
-                " most votes wins the audience, shown beside the judge's verdict."
-            )
-        return "Who decides", "The judge rules on the debate; there is no audience vote this time."
-    if event.format == "council":
-        strategy = str(settings.get("strategy", "majority"))
-        how = _STRATEGY_TEXT.get(strategy, strategy)
-        lead = f"The members vote on the proposals ({how}), live on a vote card."
-        if humans == "tiebreak":
-            return "How to vote", (
-                f"{lead} If they tie, **you break the tie**: react with a tied proposal's number"
-                f" (1️⃣, 2️⃣, …) on the vote card{within}; the card says which proposals are tied."
-            )
-        return "Who decides", f"{lead} Only the members decide in this debate; people watch."
-    if event.format == "panel":
-        synthesiser = next((m.persona.name for m in event.cast if m.role == "synthesiser"), "the synthesiser")
-        return "How it works", (
-            "Nothing to vote on: each panellist answers from their own document, and every quote is"
-            f" checked against it (✔ verified, ✘ not found). Then {synthesiser} writes the final"
-            " answer, and the questions and answers come as a Markdown file at the end."
-        )
-    if humans in ("tiebreak", "vote"):
-        return "How to vote", f"React on the vote cards{within} with one of their emoji."
-    return None
+DISCORD_MARKUP = Markup(strong=lambda text: f"**{text}**", escape=md, choices=_options_text)
 
 
 def clock_line(elapsed: float, remaining: float | None, paused: bool) -> str:
@@ -209,7 +105,9 @@ def clock_line(elapsed: float, remaining: float | None, paused: bool) -> str:
 def opening_card(event: DebateStarted, *, status: str = "") -> Card:
     fmt = FORMATS.get(event.format)
     about = f"**Format:** {event.format}" + (f" — {fmt.description}" if fmt is not None else "")
-    cast = "\n".join(f"{persona_label(m.persona)} — {_role_text(event, m)}" for m in event.cast)
+    cast = "\n".join(
+        f"{persona_label(m.persona)} — {md(role_text(event.format, m, event.settings))}" for m in event.cast
+    )
     settings = event.settings
     footer = f"Rostra · {event.format}"
     if "duration" in settings:
@@ -218,7 +116,7 @@ def opening_card(event: DebateStarted, *, status: str = "") -> Card:
     if status:
         footer = f"{status}\n{footer}"
     fields = [CardField("Cast", clip(cast, FIELD_LIMIT))] if cast else []
-    taking_part = how_to_take_part(event)
+    taking_part = how_to_take_part(event.format, event.settings, event.cast, DISCORD_MARKUP)
     if taking_part is not None:
         fields.append(CardField(taking_part[0], clip(taking_part[1], FIELD_LIMIT)))
     return Card(

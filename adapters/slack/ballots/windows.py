@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from adapters.card_text import span as span  # said the same way on the opening card
 from core.events import HumanVoteOpened
 
 WINDOW_OPTION = "human_window"
@@ -22,14 +23,6 @@ def with_platform_window(
     if takes_window and seconds and WINDOW_OPTION not in out:
         out[WINDOW_OPTION] = seconds
     return out
-
-
-def span(seconds: int) -> str:
-    """`30 s`, `90 s`, `2 min`, `2 min 30 s`: seconds up to two minutes, then minutes."""
-    minutes, rest = divmod(int(seconds), 60)
-    if minutes < 2:
-        return f"{int(seconds)} s"
-    return f"{minutes} min" + (f" {rest} s" if rest else "")
 
 
 def closes_at(window: HumanVoteOpened) -> str:

@@ -9,51 +9,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from adapters.ballot_words import clicking
-from adapters.card_text import either, plural
+from adapters.card_text import STRATEGY_TEXT, Markup, either, how_to_take_part, plural, role_text
 from adapters.results import ENDINGS
-from adapters.slack.ballots.windows import span
 from adapters.slack.controls.blocks import card_controls
 from adapters.slack.render.blocks import MAX_BLOCKS, capped, context, section, sections
 from adapters.slack.render.emoji import option_mark, option_reactions
 from adapters.slack.render.ops import Block
 from adapters.slack.render.text import escape, model_text
 from core.events import DebateCompleted
-from core.formats.arena import OPTIONS as ARENA_OPTIONS
-from core.formats.council import EMOJIS as COUNCIL_EMOJIS
-from core.formats.oxford import AUDIENCE_OPTIONS
 from core.models import CastMember, Statistics, VoteOption
 from core.pricing import cost_suffix
 from core.transcript import minutes
 
-ROLE_TEXT = {
-    "proposition": "for the motion",
-    "opposition": "against the motion",
-    "observer": "observes and votes",
-    "moderator": "moderates",
-    "judge": "judges (reading the debate anonymised)",
-    "proposer": "for the motion",
-    "critic": "against the motion, steelmanning the proposer first",
-    "council": "proposes, revises and votes",
-    "panellist": "answers from their own document",
-    "synthesiser": "writes the final answer",
-}
 HUMANS_TEXT = {
     "off": "AI votes only",
     "tiebreak": "people break ties",
     "vote": "people vote too",
-}
-STRATEGY_TEXT = {
-    "majority": "the most votes wins",
-    "weighted": "votes weighted by expertise",
-    "consensus": "seeking consensus, else by majority",
-    "moderator": "the moderator decides, the votes advise",
-}
-ONE_VOTE_EACH = "One vote each: your newest reaction still on the card counts."
-HOW_TO_VOTE = {
-    "off": "*Voting:* the AI voters decide on the vote cards in the thread; people watch.",
-    "tiebreak": "*How to vote:* when the AI voters tie on a vote card in the thread, you decide: react"
-    f" on the card with one of its emoji. {ONE_VOTE_EACH}",
-    "vote": f"*How to vote:* react on the vote cards in the thread with one of their emoji. {ONE_VOTE_EACH}",
 }
 
 
@@ -111,74 +82,13 @@ def _settings_line(fmt: str, settings: Mapping[str, Any]) -> str:
     return " · ".join(bits)
 
 
-def _role_text(fmt: str, member: CastMember, settings: Mapping[str, Any]) -> str:
-    role = member.role
-    if fmt == "panel" and role == "panellist":
-        for document in settings.get("documents") or []:
-            if isinstance(document, Mapping) and document.get("panellist") == member.persona.id:
-                chars = document.get("chars")
-                size = f", {chars:,} characters" if isinstance(chars, int) else ""
-                return f"answers from {escape(str(document.get('name', '')))}{size}"
-    if fmt == "council" and role == "council" and settings.get("strategy") == "weighted":
-        weights = settings.get("weights")
-        weight = weights.get(member.persona.id) if isinstance(weights, Mapping) else None
-        if isinstance(weight, int | float):
-            return f"{ROLE_TEXT['council']} (expertise weight {weight:g})"
-    if fmt == "council" and role == "moderator":
-        return "picks the proposal the council adopts"
-    if fmt == "oxford" and role == "moderator":
-        return "frames the focus question and distils each round"
-    return escape(ROLE_TEXT.get(role, role))
+SLACK_MARKUP = Markup(strong=lambda text: f"*{text}*", escape=escape, choices=lambda o: options_text(o))
 
 
 def how_to_vote(fmt: str, settings: Mapping[str, Any], cast: Sequence[CastMember] = ()) -> str | None:
-    """The opening card's word on voting, for the format and its settings."""
-    humans = settings.get("humans")
-    window = settings.get("human_window")
-    within = f" within {span(window)}" if isinstance(window, int) else ""
-    if fmt == "arena":
-        choices = options_text(ARENA_OPTIONS)
-        lead = "After each round but the last the observers vote on whether the speaker keeps the floor"
-        if humans == "tiebreak":
-            return (
-                f"*How to vote:* {lead}. If they tie, *you decide*: react on the vote card with"
-                f" {choices}{within}. {ONE_VOTE_EACH}"
-            )
-        if humans == "vote":
-            return (
-                f"*How to vote:* {lead}, and *you vote too*: react on the vote card with {choices}"
-                f"{within}; the people's majority counts as one more vote. {ONE_VOTE_EACH}"
-            )
-        return f"*Voting:* {lead}; only they decide, people watch."
-    if fmt == "oxford":
-        if humans == "vote":
-            return (
-                "*How to vote:* you are the audience. Vote on the motion before the debate and again"
-                f" after the verdict: react on each audience card with {options_text(AUDIENCE_OPTIONS)}"
-                f"{within}. The side that gains the most votes wins the audience, beside the judge's"
-                f" verdict. {ONE_VOTE_EACH}"
-            )
-        return "*Voting:* no audience vote this time; the judge rules."
-    if fmt == "council":
-        numbers = ", ".join(COUNCIL_EMOJIS[:3])
-        lead = "The members vote on the proposals (or abstain) on a vote card"
-        if humans == "tiebreak":
-            return (
-                f"*How to vote:* {lead}. If they tie, *you break the tie*: react with a tied"
-                f" proposal's number ({numbers}, …){within}; the card says which proposals are"
-                f" tied, and only those count. {ONE_VOTE_EACH}"
-            )
-        return f"*Voting:* {lead}; only they decide, and a tie goes to the earliest proposal."
-    if fmt == "panel":
-        synthesiser = next((m.persona.name for m in cast if m.role == "synthesiser"), "the synthesiser")
-        return (
-            "*Nothing to vote on:* each panellist answers from their own document, and every quote is"
-            f" checked against it (✔ verified, ✘ not found). Then {escape(synthesiser)} writes the"
-            " final answer; the questions and answers come as a Markdown file at the end."
-        )
-    if isinstance(humans, str):
-        return HOW_TO_VOTE.get(humans)
-    return None
+    """The opening card's word on voting, for the format and its settings (adapters/card_text.py)."""
+    taking_part = how_to_take_part(fmt, settings, cast, SLACK_MARKUP)
+    return None if taking_part is None else f"*{taking_part[0]}:* {taking_part[1]}"
 
 
 def opening_card(
@@ -199,7 +109,7 @@ def opening_card(
         blocks.extend(
             sections(
                 [
-                    f"{m.persona.emoji} *{escape(m.persona.name)}* — {_role_text(fmt, m, settings)}"
+                    f"{m.persona.emoji} *{escape(m.persona.name)}* — {escape(role_text(fmt, m, settings))}"
                     for m in cast
                 ]
             )

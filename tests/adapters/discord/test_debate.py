@@ -49,12 +49,12 @@ async def test_start_defers_opens_a_thread_and_runs_the_debate_there(world: Worl
     opening = cards(thread)[0]
     assert opening.title == f"🎙️ {TOPIC}"
     cast, how = opening.fields
-    assert cast.name == "Cast" and "🪨 **Vera Stone** — argues against" in (cast.value or "")
+    assert cast.name == "Cast" and "🪨 **Vera Stone** — against the motion" in (cast.value or "")
     assert how.name == "How to vote"
     assert how.value == (
-        "After each exchange but the last the observers vote on the speaker (✅ keep or ❌ replace), live"
-        " on a vote card. If they tie, **you decide**: react ✅ keep or ❌ replace on the vote card"
-        " within 30 s."
+        "After each exchange but the last the observers vote on whether the speaker keeps the floor, on a"
+        " vote card in the thread. If they tie, **you decide**: react ✅ keep or ❌ replace on the vote"
+        " card within 30 s. One vote each: your newest reaction still on the card counts."
     )
 
     events = await world.events()

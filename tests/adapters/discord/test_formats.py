@@ -76,9 +76,9 @@ async def test_arena_turns_vote_card_tie_switch_notice_and_closing(world: World)
     opening = cards(thread)[0]
     assert opening.fields[1].name == "How to vote"
     assert opening.fields[1].value == (
-        "After each exchange but the last the observers vote on the speaker (✅ keep or ❌ replace), live"
-        " on a vote card. If they tie, **you decide**: react ✅ keep or ❌ replace on the vote card"
-        " within 30 s."
+        "After each exchange but the last the observers vote on whether the speaker keeps the floor, on a"
+        " vote card in the thread. If they tie, **you decide**: react ✅ keep or ❌ replace on the vote"
+        " card within 30 s. One vote each: your newest reaction still on the card counts."
     )
     ballot = card(thread, "🗳️")
     live = _body(ballot)
@@ -187,12 +187,13 @@ async def test_oxford_audience_cards_turns_verdicts_and_closing(world: World) ->
     opening = cards(thread)[0]
     cast, how = opening.fields
     assert "🧑‍⚖️ **Juno Reyes** — rules on the debate" in (cast.value or "")
-    assert "🪨 **Vera Stone** — argues against, steelmanning the proposer first" in (cast.value or "")
+    assert "🪨 **Vera Stone** — against the motion, steelmanning the proposer first" in (cast.value or "")
     assert how.name == "How to vote"
     assert how.value == (
         "**You are the audience**: vote on the motion before the debate and again after the verdict,"
         f" reacting 👍 for, 👎 against or 🤷 undecided on each audience card within {WINDOW} s. The side"
-        " that gains the most votes wins the audience, shown beside the judge's verdict."
+        " that gains the most votes wins the audience, shown beside the judge's verdict. One vote each:"
+        " your newest reaction still on the card counts."
     )
     before = card(thread, "🗳️")
     assert _body(before).startswith(
@@ -300,9 +301,10 @@ async def test_council_proposals_tie_among_the_tied_only_result_and_closing(worl
     how = cards(thread)[0].fields[1]
     assert how.name == "How to vote"
     assert how.value == (
-        "The members vote on the proposals (the most votes wins), live on a vote card. If they tie,"
-        " **you break the tie**: react with a tied proposal's number (1️⃣, 2️⃣, …) on the vote card"
-        f" within {WINDOW} s; the card says which proposals are tied."
+        "The members vote on the proposals or abstain (the most votes wins), on a vote card in the thread."
+        " If they tie, **you break the tie**: react with a tied proposal's number (1️⃣, 2️⃣, 3️⃣, …) on the"
+        f" vote card within {WINDOW} s; the card says which proposals are tied, and only those count. One"
+        " vote each: your newest reaction still on the card counts."
     )
     ballot = card(thread, "🗳️")
     assert ballot.reactions == []  # no window yet: Rostra seeds the ballot only when people may vote
@@ -435,9 +437,9 @@ async def test_panel_answers_with_checked_quotes_a_notice_the_file_and_closing(w
     opening = cards(thread)[0]
     cast, how = opening.fields
     assert (cast.value or "").splitlines() == [
-        "🦉 **Basil Thorne** — answers from transit.md",
-        "🔭 **Rhea Lindqvist** — answers from retail.md",
-        "🛠️ **Kit Nakamura** — answers from budget.md",
+        "🦉 **Basil Thorne** — answers from transit.md, 64 characters",
+        "🔭 **Rhea Lindqvist** — answers from retail.md, 72 characters",
+        "🛠️ **Kit Nakamura** — answers from budget.md, 75 characters",
         "🎙️ **Sol Amari** — writes the final answer",
     ]
     assert how.name == "How it works" and (how.value or "").startswith("Nothing to vote on:")

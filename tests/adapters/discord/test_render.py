@@ -74,9 +74,10 @@ async def test_a_whole_debate_shows_its_parts_in_order(tmp_path: Path) -> None:
     opening = _first(ops, OPENING).posts[0].cards[0]
     assert opening.title == "🎙️ Should cities ban cars?"
     cast = opening.fields[0].value
-    assert "🪨 **Vera Stone** — argues against" in cast and "🎙️ **Sol Amari** — moderates" in cast
+    assert "🪨 **Vera Stone** — against the motion" in cast and "🎙️ **Sol Amari** — moderates" in cast
     assert opening.fields[1].value.endswith(
         "If they tie, **you decide**: react ✅ keep or ❌ replace on the vote card within 30 s."
+        " One vote each: your newest reaction still on the card counts."
     )
     closing = _last(ops, CLOSING).posts[0].cards[0]
     assert closing.title == "🏁 Debate over: Should cities ban cars?"

@@ -62,7 +62,7 @@ async def test_one_vote_each_changeable_counted_live_and_closed(tmp_path: Path, 
         assert "Click ✅ Keep or ❌ Replace" in blocks_text(card)
         assert sorted(buttons(card)) == ["keep", "replace"]
         how = blocks_text(slack.opening())
-        assert "If they tie, *you decide*: click on the vote card with" in how
+        assert "If they tie, *you decide*: click ✅ Keep or ❌ Replace on the vote card" in how
         assert "One vote each: your last click counts." in how
 
         assert await click(slack, ALICE, "replace") == "You voted ❌ Replace."

@@ -147,7 +147,7 @@ async def test_arena_in_full(tmp_path: Path, api: FakeSlack) -> None:
     opening = slack.opening()
     shown = blocks_text(opening)
     assert "observers vote on whether the speaker keeps the floor" in shown
-    assert "If they tie, *you decide*: react on the vote card with ✅ Keep or ❌ Replace within 10 s" in shown
+    assert "If they tie, *you decide*: react ✅ Keep or ❌ Replace on the vote card within 10 s" in shown
     assert "🏁 Finished: all 3 rounds were played" in shown
     statuses = edits_of(api, opening["ts"])
     assert any("🗳️ Voting: Observers judge" in s for s in statuses)  # PhaseChanged
@@ -258,10 +258,10 @@ async def test_oxford_in_full(tmp_path: Path, api: FakeSlack) -> None:
         in shown
     )
     assert (
-        "*How to vote:* you are the audience. Vote on the motion before the debate and again after the"
-        " verdict: react on each audience card with 👍 For, 👎 Against or 🤷 Undecided within 10 s." in shown
+        "*How to vote:* *You are the audience*: vote on the motion before the debate and again after the"
+        " verdict, reacting 👍 For, 👎 Against or 🤷 Undecided on each audience card within 10 s." in shown
     )
-    assert "🧑‍⚖️ *Juno Reyes* — judges" in shown
+    assert "🧑‍⚖️ *Juno Reyes* — rules on the debate" in shown
 
     thread = slack.thread()
     assert thread[0]["ts"] == before  # the audience votes before anyone speaks
@@ -372,8 +372,8 @@ async def test_council_in_full(tmp_path: Path, api: FakeSlack, caplog: pytest.Lo
     shown = blocks_text(slack.opening())
     assert "Format *council* · 1 revision round · the most votes wins · people break ties" in shown
     assert (
-        "If they tie, *you break the tie*: react with a tied proposal's number (1️⃣, 2️⃣, 3️⃣, …) within 10 s"
-        in shown
+        "If they tie, *you break the tie*: react with a tied proposal's number (1️⃣, 2️⃣, 3️⃣, …) on the vote"
+        " card within 10 s" in shown
     )
     assert "📈 *Dario Vance* — proposes, revises and votes" in shown
 
@@ -449,7 +449,7 @@ async def test_panel_in_full(tmp_path: Path, api: FakeSlack) -> None:
     assert "Format *panel* · 1 question drawn from questions.md · 1 round of responses · 2 documents" in shown
     assert f"🦉 *Basil Thorne* — answers from streets.md, {len(STREETS)} characters" in shown
     assert f"🔭 *Rhea Lindqvist* — answers from vans.txt, {len(VANS)} characters" in shown
-    assert "*Nothing to vote on:* each panellist answers from their own document" in shown
+    assert "*How it works:* Nothing to vote on: each panellist answers from their own document" in shown
     assert "Sol Amari writes the final answer" in shown
     assert "react" not in shown
 

@@ -40,7 +40,7 @@ async def test_a_signed_mention_runs_a_debate_in_the_thread(slack: Harness) -> N
     assert "Should cities ban cars?" in shown
     for member in started.cast:
         assert member.persona.name in shown
-    assert "If they tie, *you decide*: react on the vote card with ✅ Keep or ❌ Replace within 30 s" in shown
+    assert "If they tie, *you decide*: react ✅ Keep or ❌ Replace on the vote card within 30 s" in shown
     assert "🏁 Finished: all 2 rounds were played" in shown
 
     thread = slack.thread()

@@ -81,7 +81,7 @@ def test_opening_card_shows_topic_escaped_cast_and_how_to_vote() -> None:
     assert "<!channel>" not in text
     assert "Ada Quill* — for the motion" in text
     assert "Vera Stone* — against the motion" in text
-    assert "If they tie, *you decide*: react on the vote card with ✅ Keep or ❌ Replace" in text
+    assert "If they tie, *you decide*: react ✅ Keep or ❌ Replace on the vote card" in text
     assert "5:00 of debate" in text
     assert "a vote every 3 exchanges" in text
 
@@ -290,16 +290,18 @@ def opening_text(fmt: str, cast: tuple[CastMember, ...] = (), **settings: Any) -
 
 def test_each_format_says_how_people_take_part() -> None:
     arena = opening_text("arena", (CastMember(persona=ADA, role="proposition"),), humans="vote")
-    assert "and *you vote too*: react on the vote card with ✅ Keep or ❌ Replace" in arena
+    assert "and *you vote too*: react ✅ Keep or ❌ Replace on each vote card" in arena
     arena_off = opening_text("arena", (CastMember(persona=ADA, role="proposition"),), humans="off")
     assert "only they decide, people watch" in arena_off
     assert "react" not in arena_off
 
     judge = (CastMember(persona=SOL, role="judge"),)
     oxford = opening_text("oxford", judge, humans="vote", human_window=60, rounds=3)
-    assert "react on each audience card with 👍 For, 👎 Against or 🤷 Undecided within 60 s" in oxford
+    assert "reacting 👍 For, 👎 Against or 🤷 Undecided on each audience card within 60 s" in oxford
     assert "before the debate and again after the verdict" in oxford
-    assert "no audience vote this time; the judge rules" in opening_text("oxford", judge, humans="off")
+    assert "The judge rules on the debate; there is no audience vote this time" in opening_text(
+        "oxford", judge, humans="off"
+    )
 
     members = (CastMember(persona=ADA, role="council"), CastMember(persona=BASIL, role="council"))
     council = opening_text("council", members, humans="tiebreak", strategy="weighted", weights={"ada": 1.5})
@@ -316,7 +318,7 @@ def test_each_format_says_how_people_take_part() -> None:
     )
     documents = [{"name": "<b>.md", "chars": 1200, "panellist": "basil"}]
     panel = opening_text("panel", panellists, rounds=1, documents=documents, questions=["Cars?"])
-    assert "*Nothing to vote on:*" in panel
+    assert "*How it works:* Nothing to vote on:" in panel
     assert "Sol Amari writes the final answer" in panel
     assert "Basil Thorne* — answers from &lt;b&gt;.md, 1,200 characters" in panel
     assert "react" not in panel

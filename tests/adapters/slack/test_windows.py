@@ -30,7 +30,7 @@ async def test_slack_gives_people_longer_to_vote_by_default(tmp_path: Path, api:
         handle = await slack.wait_running()
         assert handle.spec.options["human_window"] == 120
         await slack.settle()
-        assert "with ✅ Keep or ❌ Replace within 2 min" in blocks_text(slack.opening())
+        assert "react ✅ Keep or ❌ Replace on the vote card within 2 min" in blocks_text(slack.opening())
 
 
 async def test_a_window_asked_for_wins(tmp_path: Path, api: FakeSlack) -> None:
