@@ -17,15 +17,18 @@ everywhere.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from types import TracebackType
 
 from core.clock import Clock
-from core.errors import TOO_MANY_DEBATES, AdmissionError
+from core.errors import TOO_MANY_DEBATES, AdmissionError, StoreError
 from core.manager import DebateManager
 from core.ports import AdmissionAsk, Claimed, Refused, Store
 from core.settings import LimitsSettings
+
+log = logging.getLogger(__name__)
 
 
 def already_running(topic: str) -> str:
@@ -93,11 +96,15 @@ class Claim:
             await self._store.claim_started(self._ask.platform, self._ask.channel, debate_id)
 
     async def release(self) -> None:
-        """The start failed: free the channel and give the person their cooldown back."""
+        """The start failed: free the channel and give the person their cooldown back. With the
+        store away, the claim lapses by itself after a lease (the cooldown stays)."""
         if self._open:
             self._open = False
             self._on_close(self)
-            await self._store.give_back(self._ask, self._claimed)
+            try:
+                await self._store.give_back(self._ask, self._claimed)
+            except StoreError as exc:
+                log.warning("a refused start's claim in %s lapses by itself: %s", self._ask.channel, exc)
 
     async def __aenter__(self) -> Claim:
         return self

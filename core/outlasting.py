@@ -98,6 +98,12 @@ STATUS_UNKNOWN = (  # Status asked meanwhile: nothing to keep, so answered at on
 TRY_AGAIN = "The database isn't answering right now; try again in a moment."  # anything else read
 
 
+def why_not_started(exc: Exception) -> str:
+    """What a person is told when their start is refused: the store's own words when it is away
+    would be "database is locked" and the like."""
+    return TRY_AGAIN if isinstance(exc, StoreUnavailable) else str(exc)
+
+
 def stop_waits(limits: StorageSettings) -> str:
     """What the person whose Stop waits for the database is told at once."""
     return (

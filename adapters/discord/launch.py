@@ -24,8 +24,8 @@ from adapters.discord.results import START_CARD_KEY, DiscordResults, public_card
 from adapters.host import Host
 from core.admission import Claim
 from core.documents import Document
-from core.errors import DebateError, StoreError, StoreUnavailable
-from core.outlasting import TRY_AGAIN
+from core.errors import DebateError, StoreError
+from core.outlasting import why_not_started
 from core.ports import Binding
 from core.spec import DebateSpec
 
@@ -121,8 +121,7 @@ class Launcher:
         try:  # the last check, claimed in the store: the same answer from every worker (deferred if slow)
             claim = await in_time(interaction, self.rt.admission.admit(platform=PLATFORM, **where), private)
         except DebateError as exc:  # AdmissionError, or the store could not answer
-            text = TRY_AGAIN if isinstance(exc, StoreUnavailable) else str(exc)
-            await self._refuse_late(interaction, text, private=private)
+            await self._refuse_late(interaction, why_not_started(exc), private=private)
             return
         async with claim:  # released (cooldown given back) unless the debate starts
             with self.desk.starting(plan.channel.id):
@@ -142,7 +141,9 @@ class Launcher:
                 try:
                     debate_id = await self._launch(interaction, spec, plan, thread, claim)
                 except DebateError as exc:
-                    await self._refuse_late(interaction, str(exc), private=private)
+                    if thread is not plan.channel:  # the thread opened for it stays empty
+                        await _close_unused(thread, why_not_started(exc))
+                    await self._refuse_late(interaction, why_not_started(exc), private=private)
                     return
         card: discord.Message | None = await interaction.followup.send(
             messages.started(thread.id, spec.topic),
@@ -285,3 +286,18 @@ class Launcher:
             await interaction.delete_original_response()
         except discord.HTTPException as exc:
             log.warning("could not withdraw the public thinking reply: %s", exc)
+
+
+async def _close_unused(thread: discord.Thread, why: str) -> None:
+    """A thread opened for a debate that did not start: deleted where Rostra may (Manage Threads),
+    else it says why it is empty."""
+    try:
+        if thread.permissions_for(thread.guild.me).manage_threads:
+            await thread.delete(reason="its debate did not start")
+            return
+    except discord.HTTPException as exc:
+        log.warning("could not delete the unused thread %s: %s", thread.id, exc)
+    try:
+        await thread.send(f"🚫 {messages.NOT_STARTED} {why}", allowed_mentions=NO_MENTIONS)
+    except discord.HTTPException as exc:
+        log.warning("could not say why thread %s is empty: %s", thread.id, exc)

@@ -45,8 +45,8 @@ from adapters.slack.results import SlackResults
 from adapters.slack.settings import SlackSettings
 from core.admission import Claim
 from core.clock import Clock, RealClock
-from core.errors import DebateError, StoreUnavailable
-from core.outlasting import TRY_AGAIN
+from core.errors import DebateError
+from core.outlasting import why_not_started
 from core.ports import Binding
 from core.spec import DebateSpec
 
@@ -113,8 +113,7 @@ class Launcher:
                     platform=PLATFORM, scope=request.team, channel=request.channel, user=request.user
                 )
             except DebateError as exc:  # AdmissionError, or the store could not answer
-                text = TRY_AGAIN if isinstance(exc, StoreUnavailable) else str(exc)
-                await replies.say(messages.refusal(text))
+                await replies.say(messages.refusal(why_not_started(exc)))
                 return
             async with claim:  # released (cooldown given back) unless the debate starts
                 if attachments:
@@ -204,8 +203,8 @@ class Launcher:
             await claim.still_held()  # not if it lapsed meanwhile (this worker paused past a lease)
             handle = await self.rt.manager.start(spec, sink, binding=binding)
         except DebateError as exc:
-            await self._withdraw_card(request.channel, thread_ts, str(exc))
-            await replies.say(messages.could_not_start(str(exc)))
+            await self._withdraw_card(request.channel, thread_ts, why_not_started(exc))
+            await replies.say(messages.could_not_start(why_not_started(exc)))
             return
         await claim.started(handle.debate_id)
         self.desk.track(sink)

@@ -1,0 +1,88 @@
+"""`/debate start` when Rostra's database goes away for 30 s just after the debate's thread was
+opened (another process holding the SQLite file's lock): the start is refused in words a person
+reads, the thread opened for it does not stay behind empty and unexplained, nothing is stored, and
+once the database is back the same person starts the debate."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import discord
+import pytest
+
+from core.outlasting import TRY_AGAIN
+from tests.adapters.discord.conftest import World
+from tests.database_away import database_away
+
+pytestmark = pytest.mark.slow
+
+AWAY = 30.0
+STORAGE = {"lease_seconds": 2.0, "heartbeat_seconds": 1.0, "busy_timeout": 0.1}
+
+
+def away_once_a_thread_opens(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> tuple[asyncio.Event, asyncio.Future[None]]:
+    """The database goes away right after discord.py has opened the next thread (Discord answered);
+    the outage runs in the test, outside the bot (its end is the future returned)."""
+    opened_thread = asyncio.Event()
+    held = asyncio.Event()
+    create = discord.TextChannel.create_thread
+
+    async def create_thread(channel: discord.TextChannel, **kwargs: Any) -> discord.Thread:
+        thread = await create(channel, **kwargs)
+        if not opened_thread.is_set():
+            opened_thread.set()
+            await world.env.external_wait(held.wait(), reason="the database goes away")
+        return thread
+
+    async def outage() -> None:
+        await opened_thread.wait()
+        await database_away(world.rt.config.storage.url, AWAY, held)
+
+    monkeypatch.setattr(discord.TextChannel, "create_thread", create_thread)
+    return held, asyncio.ensure_future(outage())
+
+
+async def refused_then_started(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    held, away = away_once_a_thread_opens(world, monkeypatch)
+
+    result = await world.start()  # answered once the bot waits for the outage to begin
+    await asyncio.wait_for(held.wait(), 10)
+    await world.env.settle(timeout=20)  # the start, carried on with the database away
+
+    assert result.response is None  # the public "thinking…" reply was withdrawn
+    [told] = result.followups
+    assert told.ephemeral and told.content == TRY_AGAIN  # not "database is locked"
+    assert await world.rt.store.list_debates(5) == []
+    assert not away.done()  # all of it while the database was away
+
+    await away
+    await asyncio.sleep(STORAGE["lease_seconds"])  # the refused start's claim lapses by itself
+    again = await world.start()
+    assert again.response is not None and again.response.content.startswith("🎙️ Debate started")
+    assert (await world.latest()).status in ("running", "completed")
+
+
+@pytest.mark.rostra(storage=STORAGE, limits={"user_cooldown": 0})
+async def test_the_unused_thread_is_deleted_where_rostra_may(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await refused_then_started(world, monkeypatch)
+    [thread] = world.channel.threads  # the debate's; the refused start's thread is gone
+    assert any(m.embeds and m.embeds[0].title for m in thread.history())
+
+
+@pytest.mark.rostra(storage=STORAGE, limits={"user_cooldown": 0})
+async def test_without_manage_threads_the_unused_thread_says_why_it_is_empty(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world.channel = world.guild.create_text_channel(
+        "no-managing", overwrites={world.me: discord.PermissionOverwrite(manage_threads=False)}
+    )
+    await refused_then_started(world, monkeypatch)
+    unused, debate = world.channel.threads
+    [line] = [m.content for m in unused.history()]
+    assert line == f"🚫 No debate was started. {TRY_AGAIN}"
+    assert any(m.embeds and m.embeds[0].title for m in debate.history())

@@ -1,0 +1,53 @@
+"""A mention that starts a debate when Rostra's database goes away for 30 s just after the opening
+card was posted (another process holding the SQLite file's lock): the card says the debate did not
+start and the person is told, in words a person reads; nothing fails with a traceback (the refused
+start's claim lapses by itself); once the database is back the same person starts the debate."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+
+from core.outlasting import TRY_AGAIN
+from testkit.slack_api import FakeSlack
+from testkit.slack_world import CHANNEL
+from tests.adapters.slack.conftest import ALICE, open_harness
+from tests.database_away import database_away
+
+pytestmark = pytest.mark.slow
+
+AWAY = 30.0
+STORAGE = {"lease_seconds": 2.0, "heartbeat_seconds": 1.0, "busy_timeout": 0.1}
+
+
+async def test_a_start_meeting_the_database_away_is_withdrawn_and_can_be_asked_again(
+    tmp_path: Path, api: FakeSlack, caplog: pytest.LogCaptureFixture
+) -> None:
+    card = api.hold_next("chat.postMessage", when=lambda args: "thread_ts" not in args)
+    async with open_harness(tmp_path, api, storage=STORAGE, limits={"user_cooldown": 0}) as slack:
+        await slack.mention("debate Should cities ban cars?")
+        await api.wait_until(lambda: card.held)
+        held = asyncio.Event()
+        away = asyncio.ensure_future(database_away(slack.rt.config.storage.url, AWAY, held))
+        await asyncio.wait_for(held.wait(), 10)
+        card.gate.set()  # the opening card is posted; the debate's start then meets the database away
+
+        told = await slack.told(ALICE)
+        assert told == f"🚫 The debate could not start: {TRY_AGAIN}"
+        [opening] = api.top_level(CHANNEL)
+        await api.wait_until(lambda: api.messages[(CHANNEL, opening["ts"])]["text"] == told)
+        assert api.messages[(CHANNEL, opening["ts"])].get("blocks") in (None, [])  # no buttons left
+        assert not away.done()  # all of it while the database was away
+        assert await slack.rt.store.list_debates() == []
+        assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+        await away
+        await asyncio.sleep(STORAGE["lease_seconds"])  # the refused start's claim lapses by itself
+        await slack.mention("debate Should cities ban cars?")
+        handle = await slack.wait_running()
+        await handle.stop("test over")
+        await slack.settle()
+        assert len(api.top_level(CHANNEL)) == 2
