@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from adapters.host import Host
 from adapters.stored_cards import CardOf, StoredCard, StoredCards
 from core.errors import BallotError, StoreError
-from core.outlasting import outlasting
+from core.outlasting import Waiting, outlasting
 from core.relayed_votes import RelayedReaction
 
 log = logging.getLogger(__name__)
@@ -70,20 +70,29 @@ class RemoteReactions:
                 await self._handed_on(debate_id, lambda: manager.relay_reaction(debate_id, relayed))
 
     async def cast(
-        self, debate_id: str, vote_id: str, person: str, choice: str | None, name: str | None
+        self,
+        debate_id: str,
+        vote_id: str,
+        person: str,
+        choice: str | None,
+        name: str | None,
+        waiting: Waiting | None = None,
     ) -> bool:
-        """Hand the vote to whichever process runs the debate; False when it has ended."""
+        """Hand the vote to whichever process runs the debate; False when it has ended. `waiting`
+        tells the person, once, that their vote waits for the database."""
         manager = self.rt.manager
         return await self._handed_on(
-            debate_id, lambda: manager.cast_vote(debate_id, vote_id, person, choice, voter_name=name)
+            debate_id, lambda: manager.cast_vote(debate_id, vote_id, person, choice, voter_name=name), waiting
         )
 
-    async def _handed_on(self, debate_id: str, hand_on: Callable[[], Awaitable[None]]) -> bool:
+    async def _handed_on(
+        self, debate_id: str, hand_on: Callable[[], Awaitable[None]], waiting: Waiting | None = None
+    ) -> bool:
         """Whether a vote or reaction was left for the owner (False: the debate has ended). While the
         store is away it waits for it (`core.outlasting`), the person's later reactions behind it: a
         reaction's event is not sent again, so one refused here would be lost."""
         try:
-            await outlasting(hand_on, self.rt.manager.settings.storage)
+            await outlasting(hand_on, self.rt.manager.settings.storage, waiting)
         except BallotError as exc:
             log.debug("debate %s: a vote refused: %s", debate_id, exc)
             return False

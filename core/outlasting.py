@@ -112,6 +112,14 @@ def stop_waits(limits: StorageSettings) -> str:
     )
 
 
+def vote_waits(limits: StorageSettings) -> str:
+    """What a person whose vote waits for the database is told at once (their answer follows)."""
+    return (
+        "The database isn't answering right now. Your vote is kept and passed on as soon as it's"
+        f" back (I keep trying for up to {span(limits.outage_limit)})."
+    )
+
+
 def stop_not_kept(limits: StorageSettings) -> str:
     """What they are told when it was away too long to record the Stop."""
     return (

@@ -20,7 +20,8 @@ from testkit.slack_api import FakeSlack
 from testkit.slack_world import CHANNEL, reaction_event
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import ALICE, BOB, CAROL, DAN, ERIN, Harness, open_harness
-from tests.adapters.slack.test_ballot_buttons import BUTTONS, click, has_buttons, vote_card
+from tests.adapters.slack.interactive import block_actions, interact
+from tests.adapters.slack.test_ballot_buttons import BUTTONS, buttons, click, has_buttons, vote_card
 from tests.adapters.slack.test_resume import TIE
 from tests.database_away import database_away
 
@@ -234,6 +235,47 @@ async def test_a_click_delivered_to_the_other_worker_counts_and_is_confirmed(
     assert closed.human_tally == {"keep": 1, "replace": 2}
     assert sorted(human_votes(events)) == [(ALICE, "replace"), (BOB, "keep"), (CAROL, "replace")]
     assert sum(isinstance(e, HumanVoteOpened) for e in events) == 1
+
+
+@pytest.mark.slow
+async def test_a_click_delivered_to_the_other_worker_while_the_database_is_away_waits_and_says_so(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """The database locked 30 s by another process's write: a click reaching the worker that does
+    not run the debate waits for it (a vote refused there was lost). The person is told at once that
+    it waits, then that they voted, once it is back; the owner counts it."""
+    clock = HeldClock(hold=5)
+    async with (
+        open_harness(tmp_path, api, script=TIE, clock=clock, slack=BUTTONS) as owner,
+        open_harness(tmp_path, api, script=TIE, slack=BUTTONS, storage={"busy_timeout": 0.5}) as other,
+    ):
+        owner.rt.enable_failover()
+        await window_open(owner, other)
+        await api.wait_until(lambda: has_buttons(owner))
+        handle = owner.running()
+        assert handle is not None
+        held = asyncio.Event()
+        away = asyncio.ensure_future(database_away(owner.rt.config.storage.url, 30.0, held))
+        await asyncio.wait_for(held.wait(), 10)
+
+        card = vote_card(owner)
+        button = buttons(card)["replace"]
+        action = {
+            "type": "button",
+            "action_id": button["action_id"],
+            "block_id": "b",
+            "value": button["value"],
+        }
+        assert (await interact(other, block_actions(other, ALICE, action, message=card))).status == 200
+        waits = await other.told(ALICE)
+        assert waits.startswith("The database isn't answering right now. Your vote is kept")
+        assert not away.done()  # told while the database was away
+        await away
+        await api.wait_until(lambda: len(other.ephemerals_to(ALICE)) == 2, within=30)
+        assert other.ephemerals_to(ALICE)[1] == "You voted ❌ Replace."
+        await api.wait_until(lambda: ALICE in handle.state.ballots["v1"].human_votes, within=30)
+        await clock.release()
+        await owner.settle()
 
 
 async def test_on_postgres_a_click_reaches_the_owner_through_notify(

@@ -25,6 +25,7 @@ from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.inbound.once import first_delivery, trigger_key
 from adapters.slack.render.text import escape
 from core.errors import BallotClosedError, BallotError, StoreError
+from core.outlasting import Waiting, vote_waits
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
@@ -43,17 +44,25 @@ def _label(handle: DebateHandle, vote_id: str, key: str) -> str:
 
 
 async def vote_elsewhere(
-    remote: RemoteVotes, *, channel: str, thread_ts: str | None, user: str, name: str, read: tuple[str, str]
+    remote: RemoteVotes,
+    *,
+    channel: str,
+    thread_ts: str | None,
+    user: str,
+    name: str,
+    read: tuple[str, str],
+    waiting: Waiting | None = None,
 ) -> str:
-    """A click on a card of a debate another worker runs: the vote goes to it through the store.
-    The buttons are on the card only while its window is open, so the click is taken as a vote."""
+    """A click on a card of a debate another worker runs: the vote goes to it through the store
+    (with the database away, it waits for it: `waiting` says so once). The buttons are on the card
+    only while its window is open, so the click is taken as a vote."""
     vote_id, key = read
     try:
         debate_id = await remote.cards.running_in(channel)
         values = await remote.rt.store.binding_values(debate_id) if debate_id is not None else {}
         if debate_id is None or values.get("thread_ts") != thread_ts:
             return ENDED  # no debate runs here now, or this is a card of an earlier one
-        if not await remote.cast(debate_id, vote_id, user, key, name or None):
+        if not await remote.cast(debate_id, vote_id, user, key, name or None, waiting):
             return ENDED
         options = await remote.cards.options(debate_id, vote_id) or ()
     except StoreError:
@@ -72,6 +81,7 @@ async def vote_by_button(
     name: str,
     value: str,
     remote: RemoteVotes | None = None,
+    waiting: Waiting | None = None,
 ) -> str:
     """Cast the click's vote; what to tell the person. `remote` passes on votes for debates another
     worker runs."""
@@ -85,7 +95,7 @@ async def vote_by_button(
         handle = None
     if read is not None and handle is None and remote is not None:  # another worker runs it
         return await vote_elsewhere(
-            remote, channel=channel, thread_ts=thread_ts, user=user, name=name, read=read
+            remote, channel=channel, thread_ts=thread_ts, user=user, name=name, read=read, waiting=waiting
         )
     if read is None or handle is None:
         return ENDED
@@ -121,6 +131,15 @@ def register_ballot_buttons(app: AsyncApp, rt: Host) -> None:
         channel = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
         user = body.get("user") or {}
         user_id = str(user.get("id") or "")
+
+        async def say(text: str) -> None:
+            try:
+                await client.chat_postEphemeral(
+                    channel=channel, user=user_id, text=text, thread_ts=message.get("thread_ts"), parse="none"
+                )
+            except SLACK_ERRORS as exc:
+                log.warning("could not confirm a vote to %s: %r", user_id, exc)
+
         answer = await vote_by_button(
             rt,
             channel=channel,
@@ -129,12 +148,8 @@ def register_ballot_buttons(app: AsyncApp, rt: Host) -> None:
             name=str(user.get("name") or user.get("username") or ""),
             value=str(action.get("value") or ""),
             remote=remote,
+            waiting=Waiting(lambda: say(vote_waits(rt.manager.settings.storage))),
         )
-        try:
-            await client.chat_postEphemeral(
-                channel=channel, user=user_id, text=answer, thread_ts=message.get("thread_ts"), parse="none"
-            )
-        except SLACK_ERRORS as exc:
-            log.warning("could not confirm a vote to %s: %r", user_id, exc)
+        await say(answer)
 
     app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(on_click)
