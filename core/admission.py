@@ -70,11 +70,13 @@ class Claim:
         ask: AdmissionAsk,
         claimed: Claimed,
         on_close: Callable[[Claim], None] = lambda _: None,
+        owe: Callable[[Claim], None] = lambda _: None,
     ) -> None:
         self._store = store
         self._ask = ask
         self._claimed = claimed
         self._on_close = on_close
+        self._owe = owe
         self._open = True
 
     @property
@@ -97,14 +99,23 @@ class Claim:
 
     async def release(self) -> None:
         """The start failed: free the channel and give the person their cooldown back. With the
-        store away, the claim lapses by itself after a lease (the cooldown stays)."""
+        store away the claim lapses by itself after a lease, and the cooldown is given back before
+        this process's next admission (`owe`)."""
         if self._open:
             self._open = False
             self._on_close(self)
             try:
-                await self._store.give_back(self._ask, self._claimed)
+                await self.give_back()
             except StoreError as exc:
-                log.warning("a refused start's claim in %s lapses by itself: %s", self._ask.channel, exc)
+                log.warning(
+                    "a refused start in %s is given back once the store answers: %s", self.channel, exc
+                )
+                self._owe(self)
+
+    async def give_back(self) -> None:
+        """Free the channel and restore the person's cooldown (unless a later start holds them).
+        Raises StoreError."""
+        await self._store.give_back(self._ask, self._claimed)
 
     async def __aenter__(self) -> Claim:
         return self
@@ -121,6 +132,7 @@ class Admission:
         self._clock = clock
         self._limits = limits
         self._open: set[Claim] = set()
+        self._owed: list[Claim] = []  # refused starts the store was away to take back
 
     async def admit(self, *, platform: str, scope: str, channel: str, user: str) -> Claim:
         """Claim a start in the store, or raise AdmissionError (with a message for the person).
@@ -139,10 +151,11 @@ class Admission:
             cooldown=float(limits.user_cooldown),
         )
         store = self._manager.store
+        await self._give_back_owed()
         result = await store.admit(ask)
         if isinstance(result, Refused):
             raise AdmissionError(refusal(result, limits))
-        claim = Claim(store, ask, result, on_close=self._open.discard)
+        claim = Claim(store, ask, result, on_close=self._open.discard, owe=self._owed.append)
         self._open.add(claim)
         try:
             await self._manager.spending.check(platform=platform, scope=scope)  # daily budgets (money)
@@ -150,6 +163,20 @@ class Admission:
             await claim.release()
             raise
         return claim
+
+    async def _give_back_owed(self) -> None:
+        """What refused starts still owe: a person's cooldown for a debate that never started would
+        refuse their next try. Not while a start of this process holds the same channel (giving back
+        frees this worker's pending claim there)."""
+        owed, self._owed = self._owed, []
+        for claim in owed:
+            if any(c.channel == claim.channel for c in self._open):
+                self._owed.append(claim)
+                continue
+            try:
+                await claim.give_back()
+            except StoreError:
+                self._owed.append(claim)
 
     def pending(self) -> int:
         """Starts this process has claimed that are neither running nor released yet."""

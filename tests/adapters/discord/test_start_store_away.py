@@ -1,7 +1,8 @@
 """`/debate start` when Rostra's database goes away for 30 s just after the debate's thread was
 opened (another process holding the SQLite file's lock): the start is refused in words a person
 reads, the thread opened for it does not stay behind empty and unexplained, nothing is stored, and
-once the database is back the same person starts the debate."""
+once the database is back the same person starts the debate (their cooldown given back: no debate of
+theirs started)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ async def refused_then_started(world: World, monkeypatch: pytest.MonkeyPatch) ->
     assert (await world.latest()).status in ("running", "completed")
 
 
-@pytest.mark.rostra(storage=STORAGE, limits={"user_cooldown": 0})
+@pytest.mark.rostra(storage=STORAGE, limits={"user_cooldown": 60})
 async def test_the_unused_thread_is_deleted_where_rostra_may(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -74,7 +75,7 @@ async def test_the_unused_thread_is_deleted_where_rostra_may(
     assert any(m.embeds and m.embeds[0].title for m in thread.history())
 
 
-@pytest.mark.rostra(storage=STORAGE, limits={"user_cooldown": 0})
+@pytest.mark.rostra(storage=STORAGE, limits={"user_cooldown": 60})
 async def test_without_manage_threads_the_unused_thread_says_why_it_is_empty(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,7 +1,8 @@
 """A mention that starts a debate when Rostra's database goes away for 30 s just after the opening
 card was posted (another process holding the SQLite file's lock): the card says the debate did not
 start and the person is told, in words a person reads; nothing fails with a traceback (the refused
-start's claim lapses by itself); once the database is back the same person starts the debate."""
+start's claim lapses by itself); once the database is back the same person starts the debate
+(their cooldown given back: no debate of theirs started)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ async def test_a_start_meeting_the_database_away_is_withdrawn_and_can_be_asked_a
     tmp_path: Path, api: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
     card = api.hold_next("chat.postMessage", when=lambda args: "thread_ts" not in args)
-    async with open_harness(tmp_path, api, storage=STORAGE, limits={"user_cooldown": 0}) as slack:
+    async with open_harness(tmp_path, api, storage=STORAGE, limits={"user_cooldown": 60}) as slack:
         await slack.mention("debate Should cities ban cars?")
         await api.wait_until(lambda: card.held)
         held = asyncio.Event()
