@@ -67,6 +67,8 @@ class Recovery:
         self._votes: asyncio.Task[None] | None = None
         self._unreadable: set[str] = set()
         """Debates whose stored data no longer loads: named in the log once, then left as they are."""
+        self._elsewhere: dict[str, str] = {}
+        """Debates another process runs, by owner: said once per owner (the look repeats every beat)."""
         self._failover = False
 
     async def resume_debates(
@@ -195,11 +197,15 @@ class Recovery:
         for status in ("running", "interrupted"):
             found += [r for r in await store.debates_with_status(status) if r.binding.platform == platform]
         handles: list[DebateHandle] = []
+        ids = {r.id for r in found}
+        self._elsewhere = {i: owner for i, owner in self._elsewhere.items() if i in ids}
         for record in found:
             if self._manager.get(record.id) is not None:
                 continue
             if record.leased_by_other(store.owner, time.time()):
-                log.info("debate %s runs in another process (%s); left to it", record.id, record.owner)
+                said = log.debug if self._elsewhere.get(record.id) == record.owner else log.info
+                said("debate %s runs in another process (%s); left to it", record.id, record.owner)
+                self._elsewhere[record.id] = record.owner
                 continue
             if record.id in self._unreadable:
                 continue

@@ -186,3 +186,26 @@ async def test_a_platform_down_while_a_debate_is_picked_up_leaves_it_resumable_i
         result = await handle.wait()
         await recovery.aclose()
     assert handle.debate_id == debate_id and result.reason in ("completed", "max_rounds")
+
+
+async def test_a_debate_another_process_runs_is_named_in_the_log_once_not_at_every_look(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The failover look repeats every heartbeat; a debate left to its live owner was an info line
+    each time, for each such debate: noise in every worker's log."""
+    config = make_config(tmp_path)
+    settings, url = config.core(), config.storage.url
+
+    async def attach(record: DebateRecord, bindings: dict[str, str]) -> EventSink | None:
+        raise AssertionError("a debate its owner runs is not attached here")
+
+    async with engine(url, settings) as owner, engine(url, settings) as other:
+        handle = await owner.start(SPEC, RecordingSink(), seed=4)
+        recovery = Recovery(other, resume=True, heartbeat_seconds=settings.storage.heartbeat_seconds)
+        with caplog.at_level(logging.INFO, logger="core.recovery"):
+            for _ in range(3):
+                assert await recovery.resume_debates("terminal", attach) == []
+        await recovery.aclose()
+        await handle.stop("test over")
+    said = [r for r in caplog.records if "runs in another process" in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.INFO]
