@@ -22,6 +22,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from adapters.host import Host
 from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.errors import InstallationsUnavailable
+from adapters.slack.inbound.modal.blocks import TOPIC_BLOCK
 from adapters.slack.install.installations import InstallationStore
 from adapters.slack.install.scopes import BOT_SCOPES
 from adapters.slack.install.workspaces import UNINSTALLED, WorkspaceFronts
@@ -58,9 +59,9 @@ def oauth_settings(
 def answer_when_unavailable(app: AsyncApp) -> None:
     """Bolt reads the workspace's installation to authorize every request; when the database does
     not answer (`InstallationsUnavailable`), a person is told so where Slack shows an answer: a slash
-    command in its reply, a click through its `response_url`. An event is answered 500, so Slack
-    sends it again later; a modal's submit shows Slack's own failure line. Other errors are logged,
-    as Bolt's own handler does."""
+    command in its reply, a click through its `response_url`, the Start modal's submit under its
+    topic (the modal stays open, as filled in). An event is answered 500, so Slack sends it again
+    later. Other errors are logged, as Bolt's own handler does."""
 
     async def on_error(error: Exception, body: dict[str, Any]) -> BoltResponse | None:
         if not isinstance(error, InstallationsUnavailable):
@@ -70,6 +71,8 @@ def answer_when_unavailable(app: AsyncApp) -> None:
         text = refusal(str(error))
         if body.get("command"):
             return BoltResponse(status=200, body={"response_type": "ephemeral", "text": text})
+        if body.get("type") == "view_submission":
+            return BoltResponse(status=200, body={"response_action": "errors", "errors": {TOPIC_BLOCK: text}})
         url = body.get("response_url")
         if body.get("type") == "block_actions" and isinstance(url, str):
             with contextlib.suppress(aiohttp.ClientError, TimeoutError):

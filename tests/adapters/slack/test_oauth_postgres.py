@@ -177,6 +177,10 @@ async def test_while_the_installations_do_not_answer_people_are_told_and_nothing
     mention (an event) is refused so that Slack sends it again: it starts once the database is back."""
     async with pg_worker(tmp_path, api, postgres_url) as slack:
         await install(slack, SECOND)
+        empty = slash_fields("", user=ALICE, channel=CHANNEL2, response_url=f"{api.root}/respond/{ALICE}")
+        empty["team_id"], empty["trigger_id"] = SECOND, api.trigger(ALICE)
+        assert (await slack.post(urlencode(empty), "application/x-www-form-urlencoded")).status == 200
+        await api.wait_until(lambda: len(api.views.opened) == 1)  # the Start modal, open on a screen
         held = asyncio.Event()
         away = asyncio.ensure_future(installations_away(postgres_url, 30.0, held))
         await asyncio.wait_for(held.wait(), 10)
@@ -199,6 +203,19 @@ async def test_while_the_installations_do_not_answer_people_are_told_and_nothing
         click["response_url"] = answers
         assert (await interact(slack, click)).status == 200
         assert api.responses[-1]["text"] == told
+
+        submitted = {
+            "type": "view_submission",
+            "team": {"id": SECOND, "domain": "second"},
+            "user": {"id": ALICE, "username": "alice", "team_id": SECOND},
+            "api_app_id": "A0001",
+            "token": "legacy",
+            "trigger_id": api.trigger(ALICE),
+            "view": api.submission_state(api.last_view().id, {"topic": "Should cities ban cars?"}),
+        }
+        answered = await interact(slack, submitted)
+        assert answered.status == 200  # shown in the modal, under its topic; the modal stays open
+        assert json.loads(await answered.text()) == {"response_action": "errors", "errors": {"topic": told}}
 
         mention = json.dumps(second_mention("debate Should cities ban cars?"))
         assert (await slack.post(mention, "application/json")).status == 500  # Slack sends it again
