@@ -162,12 +162,6 @@ class StoredInstallations(WholeInstallations):
     ) -> None:
         await self._store.delete_installation(PLATFORM, _key(enterprise_id, team_id))
 
-    async def teams(self) -> list[str]:
-        """The workspaces that have Rostra installed."""
-        await self.reseal()
-        keys = [key for key, _ in await self._store.installations(PLATFORM)]
-        return [team for key in keys if (team := key.partition(":")[2])]
-
 
 def _hold_tokens(installation: Installation) -> None:
     """Mask the installation's tokens in every log line from now on."""
