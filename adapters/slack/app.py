@@ -59,6 +59,7 @@ class SlackApp(AsyncApp):
                 self._signing_secret,
                 events_path=path,
                 install_path=flow.install_path if flow is not None else None,
+                redirect_path=flow.redirect_uri_path if flow is not None else None,
             )
             middleware.rostra_gate = True  # type: ignore[attr-defined]
             served.middlewares.append(middleware)

@@ -5,7 +5,9 @@ Slack's signature, so a forged body (bad JSON, deep nesting, a huge number) or a
 no number ended in an HTTP 500 and an ERROR traceback. Here the signature is checked on the raw
 bytes first: an unsigned or badly signed request gets 401 and nothing is parsed; a signed body Bolt
 still cannot read gets 400. The install page (`GET /slack/install`, which stores an OAuth state per
-visit) is limited per client address, so no one fills the database from a script.
+visit) is limited per client address, so no one fills the database from a script. The install pages
+(the link and Slack's redirect back) answer 503 in words when the database does not answer: the
+admin installing tries again, rather than reading a bare 500.
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from core.errors import StoreError
+
 log = logging.getLogger(__name__)
 
 SKEW_SECONDS = 300  # Slack's rule: a request older (or newer) than five minutes is a replay
 INSTALLS_PER_MINUTE = 10  # install page visits per client address and minute
 _CLIENTS = 10_000  # client addresses remembered for the install limit (the oldest are forgotten)
 _TIMESTAMP_DIGITS = 12
+INSTALL_AWAY = (
+    "Rostra's database isn't answering right now, so the install can't be completed; try again in a moment."
+)
 
 # what Bolt raises building a request from a body of the wrong shape (listeners' errors stay inside Bolt)
 _UNREADABLE = (ValueError, RecursionError, TypeError, AttributeError, KeyError, IndexError)
@@ -73,10 +80,12 @@ def gate(
     *,
     events_path: str,
     install_path: str | None,
+    redirect_path: str | None = None,
     limit: InstallLimit | None = None,
     clock: Callable[[], float] = time.time,
 ) -> Middleware:
-    """The aiohttp middleware: signature first on `events_path`, a visit limit on `install_path`."""
+    """The aiohttp middleware: signature first on `events_path`, a visit limit on `install_path`,
+    and the install pages' answer while the database is away."""
     installs = limit or InstallLimit()
 
     @web.middleware
@@ -105,6 +114,12 @@ def gate(
             and not installs.allow(request.remote or "")
         ):
             return web.Response(status=429, text="too many install requests; try again in a minute")
+        if request.method == "GET" and request.path in (install_path, redirect_path):
+            try:
+                return await handler(request)
+            except StoreError as exc:
+                log.warning("an install page not served: the database did not answer (%s)", exc)
+                return web.Response(status=503, text=INSTALL_AWAY, headers={"Retry-After": "30"})
         return await handler(request)
 
     return middleware

@@ -5,6 +5,7 @@ stopping its debates and deleting its tokens."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sqlite3
@@ -21,6 +22,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.slack import create_app
 from adapters.slack.errors import SlackConfigError
+from adapters.slack.inbound.gate import INSTALL_AWAY
 from adapters.slack.install.installations import OAuthStores
 from adapters.slack.install.sealing import Sealer
 from adapters.slack.install.workspaces import UNINSTALLED, WorkspaceFronts
@@ -39,6 +41,7 @@ from tests.adapters.slack.conftest import (
     mention_event,
     open_harness,
 )
+from tests.database_away import database_away
 from tests.helpers import make_config, write_script
 
 SECOND = "T0002"
@@ -49,9 +52,12 @@ SEALER = Sealer(SECRET_KEY)
 
 
 @asynccontextmanager
-async def oauth_harness(tmp_path: Path, api: FakeSlack, **clock: Any) -> AsyncIterator[Harness]:
+async def oauth_harness(
+    tmp_path: Path, api: FakeSlack, storage: dict[str, Any] | None = None, **clock: Any
+) -> AsyncIterator[Harness]:
     config = make_config(
         tmp_path,
+        storage=storage or {},
         model={"script": str(write_script(tmp_path, SLOW_FIRST_TURN)), "latency": 0},
         slack={"api_url": api.base_url, "edit_interval": 0},
         limits={"user_cooldown": 0, "max_rounds": 1},
@@ -264,3 +270,31 @@ async def test_after_a_restart_each_workspaces_debate_resumes_with_its_own_token
         later = [c for c in api.calls[resumed_from:] if c.method.startswith("chat.")]
         assert later and {c.token for c in later} == {token}
         assert after.thread(CHANNEL2)[-2]["text"].startswith("The end")
+
+
+@pytest.mark.slow
+async def test_while_the_database_is_away_the_install_pages_say_so_and_the_install_works_after(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """The install link stores a one-time state and Slack's redirect consumes it: with the database
+    locked for 30 s both were a bare HTTP 500. Now the admin reads what happened and what to do."""
+    async with oauth_harness(tmp_path, api, storage={"busy_timeout": 0.2}) as slack:
+        page = await slack.http.get("/slack/install")
+        state = page.cookies[COOKIE].value  # a link opened before the database went away
+        held = asyncio.Event()
+        away = asyncio.ensure_future(database_away(slack.rt.config.storage.url, 30.0, held))
+        await asyncio.wait_for(held.wait(), 10)
+
+        refused = await slack.http.get("/slack/install")
+        assert refused.status == 503 and await refused.text() == INSTALL_AWAY
+        code = api.approve_install(SECOND)
+        back = await slack.http.get(
+            f"/slack/oauth_redirect?code={code}&state={state}", headers={"Cookie": f"{COOKIE}={state}"}
+        )
+        assert back.status == 503 and await back.text() == INSTALL_AWAY
+        assert api.calls_to("oauth.v2.access") == []  # the code was not spent: the state came first
+        assert not away.done()
+
+        await away
+        await install(slack, SECOND)
+        assert stored_teams(tmp_path) == [SECOND]
