@@ -169,14 +169,15 @@ class Admission:
         refuse their next try. Not while a start of this process holds the same channel (giving back
         frees this worker's pending claim there)."""
         owed, self._owed = self._owed, []
-        for claim in owed:
+        for n, claim in enumerate(owed):
             if any(c.channel == claim.channel for c in self._open):
                 self._owed.append(claim)
                 continue
             try:
                 await claim.give_back()
-            except StoreError:
-                self._owed.append(claim)
+            except StoreError:  # still away: the rest wait too (each try would wait as long)
+                self._owed.extend(owed[n:])
+                return
 
     def pending(self) -> int:
         """Starts this process has claimed that are neither running nor released yet."""

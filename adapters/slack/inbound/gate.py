@@ -31,7 +31,8 @@ INSTALLS_PER_MINUTE = 10  # install page visits per client address and minute
 _CLIENTS = 10_000  # client addresses remembered for the install limit (the oldest are forgotten)
 _TIMESTAMP_DIGITS = 12
 INSTALL_AWAY = (
-    "Rostra's database isn't answering right now, so the install can't be completed; try again in a moment."
+    "Rostra's database isn't answering right now, so the install could not be completed;"
+    " open the install link again in a moment."
 )
 
 # what Bolt raises building a request from a body of the wrong shape (listeners' errors stay inside Bolt)
