@@ -19,6 +19,7 @@ from core.events import Notice, TurnCompleted
 from core.ports import DebateRecord, EventSink
 from core.prepare import LeasedElsewhere
 from core.spec import DebateSpec
+from core.storage import sql
 from core.storage.sqlite import SQLiteStore
 from tests.bot.test_kill_and_resume import ARGS, check, env_for, rostra
 from tests.core.test_store import record
@@ -182,7 +183,7 @@ async def test_a_version_1_file_is_upgraded_and_its_debate_resumes(tmp_path: Pat
         result = await resumed.wait()
         assert resumed.debate_id == debate_id and result.reason == "max_rounds"
     conn = sqlite3.connect(tmp_path / "rostra.db")
-    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(4,)]
+    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(sql.SCHEMA_VERSION,)]
     assert conn.execute("SELECT status, owner FROM debates").fetchone() == ("completed", "")
     conn.close()
 

@@ -22,7 +22,7 @@ from core.errors import LeaseLost, StoreError
 from core.events import Notice
 from core.ports import Store
 from core.settings import StorageSettings
-from core.storage import open_store
+from core.storage import open_store, sql
 from tests.core.test_store import record
 from tests.core.test_store_faults import hold_lock
 from tests.helpers import CONFIG_PATH, REPO
@@ -339,7 +339,7 @@ async def test_a_version_2_database_gains_the_fencing_token_and_its_debates_go_o
         assert [e.seq for e in await store.events("d")] == [1, 2]
     finally:
         await store.close()
-    assert await run_sql(url, "SELECT version FROM schema_version") == [(4,)]
+    assert await run_sql(url, "SELECT version FROM schema_version") == [(sql.SCHEMA_VERSION,)]
 
 
 async def run_sql(url: str, *statements: str) -> list[tuple[Any, ...]]:
