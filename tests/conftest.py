@@ -32,6 +32,14 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGNO_TELEMETRY", "false")
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store on each backend: a SQLite file in the test's folder, or the session's real Postgres."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'rostra.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
 @pytest.fixture
 def config(tmp_path: Path) -> Config:
     return make_config(tmp_path)

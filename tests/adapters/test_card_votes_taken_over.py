@@ -10,17 +10,8 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
-
 from adapters.card_votes import CardVotes
 from tests.paused_copy import taken_over_while_paused
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'r.db'}"
-    return str(request.getfixturevalue("postgres_url"))
 
 
 async def test_a_reaction_on_a_copy_taken_over_while_paused_goes_to_the_new_owner_as_a_reaction(

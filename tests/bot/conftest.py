@@ -30,12 +30,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A SQLite file in the test's folder, or the session's real Postgres (tests/conftest.py)."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'rostra.db'}"
-    return str(request.getfixturevalue("postgres_url"))
+@pytest.fixture
+def storage_url(url: str) -> str:
+    """The store each bot test runs on: both backends, from `url` in tests/conftest.py."""
+    return url
 
 
 @pytest.fixture

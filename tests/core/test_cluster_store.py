@@ -25,13 +25,6 @@ from tests.helpers import RecordingSink, make_config
 Opener = Callable[[], Awaitable[Store]]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'r.db'}"
-    return str(request.getfixturevalue("postgres_url"))
-
-
 @pytest.fixture
 async def opener(url: str) -> AsyncIterator[Opener]:
     opened: list[Store] = []

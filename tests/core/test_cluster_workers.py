@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,13 +49,6 @@ class Worker:
         self.proc.stdin.write(json.dumps({"op": op, **fields}) + "\n")
         self.proc.stdin.flush()
         return await self.line()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'r.db'}"
-    return str(request.getfixturevalue("postgres_url"))
 
 
 @pytest.fixture

@@ -31,13 +31,6 @@ LEASE = 2.0
 HEARTBEAT = 0.5
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'r.db'}"
-    return str(request.getfixturevalue("postgres_url"))
-
-
 @pytest.fixture
 async def opener(url: str) -> AsyncIterator[Callable[[], Awaitable[Store]]]:
     opened: list[Store] = []

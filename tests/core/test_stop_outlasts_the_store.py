@@ -29,13 +29,6 @@ AWAY = 4.0  # seconds the database is locked
 SCRIPT = {"observer": [{"vote": "keep", "reason": "Fine."}]}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'r.db'}"
-    return str(request.getfixturevalue("postgres_url"))
-
-
 async def _running(rt: Runtime, sink: RecordingSink) -> str:
     """A debate held open by its people's window; its id."""
     options = {"rounds": 2, "exchanges_per_round": 1, "humans": "vote", "human_window": 60}

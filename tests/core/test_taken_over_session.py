@@ -10,8 +10,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from bot.config import Secrets
 from bot.runtime import Runtime
 from core.clock import RealClock
@@ -21,13 +19,6 @@ from core.spec import DebateSpec
 from core.storage import open_store
 from tests.helpers import RecordingSink, make_config, write_script
 from tests.paused_copy import HEARTBEAT, LEASE, taken_over_while_paused
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'r.db'}"
-    return str(request.getfixturevalue("postgres_url"))
 
 
 async def test_what_people_do_through_a_copy_taken_over_while_paused_reaches_the_new_owner(
