@@ -60,6 +60,8 @@ async def runtime(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterat
     }
     for name, values in given.items():
         sections[name] = {**sections.get(name, {}), **values} if isinstance(values, dict) else values
+    if "url" in request.fixturenames:  # a test that asks for `url` runs on both backends
+        sections["storage"] = {**sections.get("storage", {}), "url": request.getfixturevalue("url")}
     config = make_config(tmp_path, **sections)
     async with Runtime(config, clock=RealClock()) as rt:
         yield rt

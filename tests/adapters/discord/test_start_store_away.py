@@ -1,8 +1,8 @@
 """`/debate start` when Rostra's database goes away for 30 s just after the debate's thread was
-opened (another process holding the SQLite file's lock): the start is refused in words a person
-reads, the thread opened for it does not stay behind empty and unexplained, nothing is stored, and
-once the database is back the same person starts the debate (their cooldown given back: no debate of
-theirs started)."""
+opened (another process holding the SQLite file's lock, or Postgres's debates table): the start is
+refused in words a person reads, the thread opened for it does not stay behind empty and
+unexplained, nothing is stored, and once the database is back the same person starts the debate
+(their cooldown given back: no debate of theirs started)."""
 
 from __future__ import annotations
 
@@ -56,10 +56,10 @@ async def refused_then_started(world: World, monkeypatch: pytest.MonkeyPatch) ->
     assert result.response is None  # the public "thinking…" reply was withdrawn
     [told] = result.followups
     assert told.ephemeral and told.content == TRY_AGAIN  # not "database is locked"
-    assert await world.rt.store.list_debates(5) == []
     assert not away.done()  # all of it while the database was away
 
     await away
+    assert await world.rt.store.list_debates(5) == []  # nothing was stored for the refused start
     await asyncio.sleep(STORAGE["lease_seconds"])  # the refused start's claim lapses by itself
     again = await world.start()
     assert again.response is not None and again.response.content.startswith("🎙️ Debate started")
@@ -68,7 +68,7 @@ async def refused_then_started(world: World, monkeypatch: pytest.MonkeyPatch) ->
 
 @pytest.mark.rostra(storage=STORAGE, limits={"user_cooldown": 60})
 async def test_the_unused_thread_is_deleted_where_rostra_may(
-    world: World, monkeypatch: pytest.MonkeyPatch
+    world: World, monkeypatch: pytest.MonkeyPatch, url: str
 ) -> None:
     await refused_then_started(world, monkeypatch)
     [thread] = world.channel.threads  # the debate's; the refused start's thread is gone

@@ -1,8 +1,8 @@
 """A mention that starts a debate when Rostra's database goes away for 30 s just after the opening
-card was posted (another process holding the SQLite file's lock): the card says the debate did not
-start and the person is told, in words a person reads; nothing fails with a traceback (the refused
-start's claim lapses by itself); once the database is back the same person starts the debate
-(their cooldown given back: no debate of theirs started)."""
+card was posted (another process holding the SQLite file's lock, or Postgres's debates table): the
+card says the debate did not start and the person is told, in words a person reads; nothing fails
+with a traceback (the refused start's claim lapses by itself); once the database is back the same
+person starts the debate (their cooldown given back: no debate of theirs started)."""
 
 from __future__ import annotations
 
@@ -25,10 +25,11 @@ STORAGE = {"lease_seconds": 2.0, "heartbeat_seconds": 1.0, "busy_timeout": 0.1}
 
 
 async def test_a_start_meeting_the_database_away_is_withdrawn_and_can_be_asked_again(
-    tmp_path: Path, api: FakeSlack, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, api: FakeSlack, caplog: pytest.LogCaptureFixture, url: str
 ) -> None:
     card = api.hold_next("chat.postMessage", when=lambda args: "thread_ts" not in args)
-    async with open_harness(tmp_path, api, storage=STORAGE, limits={"user_cooldown": 60}) as slack:
+    storage = {**STORAGE, "url": url}
+    async with open_harness(tmp_path, api, storage=storage, limits={"user_cooldown": 60}) as slack:
         await slack.mention("debate Should cities ban cars?")
         await api.wait_until(lambda: card.held)
         held = asyncio.Event()
@@ -42,10 +43,10 @@ async def test_a_start_meeting_the_database_away_is_withdrawn_and_can_be_asked_a
         await api.wait_until(lambda: api.messages[(CHANNEL, opening["ts"])]["text"] == told)
         assert api.messages[(CHANNEL, opening["ts"])].get("blocks") in (None, [])  # no buttons left
         assert not away.done()  # all of it while the database was away
-        assert await slack.rt.store.list_debates() == []
         assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
         await away
+        assert await slack.rt.store.list_debates() == []  # nothing was stored for the refused start
         await asyncio.sleep(STORAGE["lease_seconds"])  # the refused start's claim lapses by itself
         await slack.mention("debate Should cities ban cars?")
         handle = await slack.wait_running()
