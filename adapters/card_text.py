@@ -1,5 +1,5 @@
 """What the cards say, written once for every front end (pure): counts and lists, what each member
-of the cast does, and how people take part in a debate of each format.
+of the cast does, a debate's settings, how people take part in each format, and the closing figures.
 
 The words are the same in Discord, Slack and the terminal; each front end only writes them its own
 way (`Markup`: its emphasis, its escaping, how it names a ballot's choices).
@@ -11,10 +11,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.events import DebateStarted
 from core.formats.arena import OPTIONS as ARENA_OPTIONS
 from core.formats.council import EMOJIS as COUNCIL_EMOJIS
 from core.formats.oxford import AUDIENCE_OPTIONS
-from core.models import CastMember, VoteOption
+from core.models import CastMember, Statistics, VoteOption, fallback_counts
+from core.pricing import cost_suffix
+from core.transcript import minutes
 from core.words import plural as plural
 
 ROLE_TEXT = {
@@ -36,6 +39,11 @@ STRATEGY_TEXT = {
     "moderator": "the moderator decides, the votes advise",
 }
 ONE_VOTE_EACH = "One vote each: your newest reaction still on the card counts."
+HUMANS_TEXT = {
+    "off": "AI votes only",
+    "tiebreak": "people break ties",
+    "vote": "people vote too",
+}
 
 
 def either(items: Sequence[str], joiner: str = "or") -> str:
@@ -146,3 +154,72 @@ def how_to_take_part(
     if humans == "off":
         return "Who decides", "The AI voters decide on the vote cards in the thread; people watch."
     return None
+
+
+def settings_text(fmt: str, settings: Mapping[str, Any], escape: Callable[[str], str]) -> list[str]:
+    """The debate's settings that matter for its format, as short phrases (`up to 2 rounds`, …)."""
+    bits: list[str] = []
+    humans = settings.get("humans")
+    rounds = settings.get("rounds")
+    if fmt == "oxford":
+        if isinstance(rounds, int):
+            bits.append(f"up to {plural(rounds, 'round')}, the judge rules after each")
+        if settings.get("research"):
+            bits.append("debaters may search the web")
+        bits.append("the audience votes before and after" if humans == "vote" else "no audience vote")
+        return bits
+    if fmt == "council":
+        if isinstance(rounds, int):
+            bits.append(f"{plural(rounds, 'revision round')}" if rounds else "no revision rounds")
+        strategy = settings.get("strategy")
+        if isinstance(strategy, str):
+            bits.append(escape(STRATEGY_TEXT.get(strategy, strategy)))
+        bits.append("people break ties" if humans == "tiebreak" else "a tie goes to the earliest proposal")
+        return bits
+    if fmt == "panel":
+        drawn = settings.get("generate_questions")
+        source = settings.get("question_document")
+        if isinstance(drawn, int) and drawn and isinstance(source, Mapping):
+            bits.append(f"{plural(drawn, 'question')} drawn from {escape(str(source.get('name', '')))}")
+        else:
+            bits.append("one question")
+        if isinstance(rounds, int):
+            bits.append(f"{plural(rounds, 'round')} of responses" if rounds else "answers only, no responses")
+        documents = settings.get("documents")
+        if isinstance(documents, list):
+            bits.append(plural(len(documents), "document"))
+        return bits
+    if isinstance(settings.get("duration"), int | float):
+        bits.append(f"{minutes(float(settings['duration']))} of debate")
+    exchanges = settings.get("exchanges_per_round")
+    if isinstance(exchanges, int):
+        bits.append("a vote after each exchange" if exchanges == 1 else f"a vote every {exchanges} exchanges")
+    rounds = rounds or settings.get("max_rounds")
+    if isinstance(rounds, int):
+        bits.append(f"up to {plural(rounds, 'round')}")
+    if isinstance(humans, str) and humans in HUMANS_TEXT:
+        bits.append(HUMANS_TEXT[humans])
+    return bits
+
+
+def figures(stats: Statistics, started: DebateStarted | None) -> list[str]:
+    """The closing figures that mean something for the debate (a zero only where it could have been
+    more: no switches outside the arena, no people's votes where people had none), what a failing
+    model left, the time and the spending."""
+    fmt = started.format if started is not None else ""
+    people = started is not None and started.settings.get("humans") not in (None, "off")
+    counts = [plural(stats.rounds, "round")] if stats.rounds else []
+    counts += [plural(stats.turns, "turn"), plural(stats.words, "word")]
+    if stats.votes or fmt in ("arena", "council"):
+        counts.append(plural(stats.votes, "AI vote"))
+    if stats.human_votes or (people and fmt in ("arena", "oxford", "council")):
+        counts.append(plural(stats.human_votes, "human vote"))
+    if stats.switches or fmt == "arena":
+        counts.append(plural(stats.switches, "switch") + stats.switch_deciders())
+    counts += [f"{n} {label}" for n, label in fallback_counts(stats) if n]
+    if stats.debate_seconds or stats.paused_seconds:  # a debate that never got going shows no 0:00
+        time = f"debate time {minutes(stats.debate_seconds)}"
+        if stats.paused_seconds:
+            time += f" (+{minutes(stats.paused_seconds)} paused for votes)"
+        counts.append(time)
+    return [*counts, f"{stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"]

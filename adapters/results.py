@@ -28,6 +28,13 @@ ENDINGS = {
     "interrupted": "the bot shut down mid-debate",
 }
 """How a debate ended (`DebateCompleted.reason`), in words, on every front end."""
+
+
+def ending_text(done: DebateCompleted) -> str:
+    """How the debate ended, in words: the engine's own account, else its reason's."""
+    return done.detail or ENDINGS.get(done.reason, done.reason.replace("_", " "))
+
+
 _SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.S)
 
 
@@ -85,7 +92,7 @@ class ResultTracker:
             topic=self.topic,
             decision=self.decision if done.reason not in ("failed",) else None,
             summary=first_line(summary) if summary else "",
-            ending=done.detail or ENDINGS.get(done.reason, done.reason),
+            ending=ending_text(done),
             completed=done.reason not in ("stopped", "failed", "interrupted"),
         )
 

@@ -27,6 +27,7 @@ from core.events import (
 )
 from core.models import Statistics, fallback_counts
 from core.ports import DebateRecord
+from core.words import document_of, quote_mark
 
 
 def minutes(seconds: float) -> str:
@@ -72,9 +73,11 @@ def stats_table(stats: Statistics) -> list[str]:
 def to_markdown(record: DebateRecord | None, events: Sequence[Event]) -> str:
     out: list[str] = []
     headings: dict[str, str] = {}
+    settings: dict[str, object] = {}  # the debate's (a panellist's quotes name its document)
     for event in events:
         match event:
             case DebateStarted():
+                settings = event.settings
                 out.append(f"# {event.topic}")
                 meta = f"Debate `{event.debate_id}` · format {event.format}"
                 if record is not None:
@@ -90,7 +93,7 @@ def to_markdown(record: DebateRecord | None, events: Sequence[Event]) -> str:
                 out += [f"## {heading}: {event.speaker.emoji} {event.speaker.name}{marks}", "", event.text]
                 if event.quotes:
                     out += [""] + [
-                        f"> “{q.text}” {'✔ verified' if q.verified else '✘ not found in the document'}"
+                        f"> “{q.text}” {quote_mark(q.verified, document_of(settings, event.speaker.id))}"
                         for q in event.quotes
                     ]
                 if event.sources:

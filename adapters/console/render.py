@@ -11,9 +11,10 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from adapters.card_text import role_text
+from adapters.card_text import figures, role_text, settings_text
 from adapters.console.chart import terminal_chart
 from adapters.pictures.data import picture_of
+from adapters.results import ending_text
 from core.events import (
     Artifact,
     ClockTick,
@@ -33,10 +34,9 @@ from core.events import (
     VotingClosed,
     VotingStarted,
 )
-from core.models import PersonaRef, Statistics, VoteOption, fallback_counts
-from core.pricing import cost_suffix
+from core.models import PersonaRef, Statistics, VoteOption
 from core.transcript import minutes
-from core.words import plural
+from core.words import document_of, quote_mark
 
 _CHOICE_STYLE = {"keep": "green", "replace": "red", "for": "green", "against": "red"}
 _NOTICE_STYLE = {"info": "dim", "warning": "yellow", "error": "bold red"}
@@ -68,27 +68,8 @@ def stats_table(stats: Statistics) -> Table:
     return table
 
 
-def stats_line(stats: Statistics) -> Text:
-    parts = [plural(stats.rounds, "round"), plural(stats.turns, "turn"), plural(stats.words, "word")]
-    parts += [
-        plural(n, label)
-        for n, label in (
-            (stats.votes, "AI vote"),
-            (stats.human_votes, "human vote"),
-            (stats.switches, "switch"),
-        )
-        if n
-    ]
-    if stats.switches:
-        parts[-1] += stats.switch_deciders()
-    parts += [f"{n} {label}" for n, label in fallback_counts(stats) if n]
-    time = f"debate time {minutes(stats.debate_seconds)}"
-    if stats.paused_seconds:
-        time += f" (+{minutes(stats.paused_seconds)} paused for votes)"
-    if stats.debate_seconds or stats.paused_seconds:  # a debate that never got going shows no 0:00
-        parts.append(time)
-    parts += [f"{stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"]
-    return Text(" · ".join(parts), style="dim")
+def stats_line(stats: Statistics, started: DebateStarted | None) -> Text:
+    return Text(" · ".join(figures(stats, started)), style="dim")
 
 
 class ConsoleView:
@@ -98,6 +79,7 @@ class ConsoleView:
         self._chart = chart
         self._log: list[Event] = []  # what the closing chart is drawn from (no streamed text)
         self._speakers: dict[str, PersonaRef] = {}
+        self._started: DebateStarted | None = None  # the closing figures depend on its settings
         self._streamed: dict[str, str] = {}
         self._options: dict[str, tuple[VoteOption, ...]] = {}
         self._mid_line = False
@@ -121,6 +103,7 @@ class ConsoleView:
     def _render(self, event: Event) -> list[Piece]:
         match event:
             case DebateStarted():
+                self._started = event
                 return [Piece(self._opening(event))]
             case PhaseChanged():
                 if event.phase == "concluding":
@@ -209,13 +192,9 @@ class ConsoleView:
             body.append("\n")
             body.append_text(_persona(member.persona))
             body.append(f"  {role_text(event.format, member, event.settings)}", style="dim")
-        s = event.settings
-        if "duration" in s:
-            humans = {"off": "AI votes only", "tiebreak": "people break ties", "vote": "people vote too"}
-            n = s.get("exchanges_per_round")
-            every = "a vote after each exchange" if n == 1 else f"a vote every {n} exchanges"
-            people = humans.get(str(s.get("humans")), "")
-            body.append(f"\n\n{minutes(float(s['duration']))} of debate · {every} · {people}", style="dim")
+        settings = settings_text(event.format, event.settings, lambda text: text)
+        if settings:
+            body.append("\n\n" + " · ".join(settings), style="dim")
         return Panel(body, title=f"Rostra · {event.format}", border_style="bright_blue", expand=False)
 
     def _choice_text(self, vote_id: str, choice: str) -> Text:
@@ -252,7 +231,8 @@ class ConsoleView:
         if event.role == "moderator":
             self._last_moderator_text = event.text
         for quote in event.quotes:
-            mark, style = ("✔ verified", "green") if quote.verified else ("✘ not in the document", "red")
+            document = document_of(self._started.settings, event.speaker.id) if self._started else None
+            mark, style = quote_mark(quote.verified, document), "green" if quote.verified else "red"
             pieces.append(Piece(Text(f"   “{quote.text}” {mark}", style=style)))
         for source in event.sources:
             pieces.append(Piece(Text(f"   🔗 {source.title}: {source.url}", style="blue underline")))
@@ -266,7 +246,6 @@ class ConsoleView:
         picture = picture_of(self._log) if self._chart else None
         if picture is not None:
             pieces += [Piece(Text("")), Piece(terminal_chart(picture)), Piece(Text(""))]
-        pieces.append(Piece(stats_line(event.stats)))
-        ending = event.detail or event.reason
-        pieces.append(Piece(Text(f"Ended: {ending}", style="bold")))
+        pieces.append(Piece(stats_line(event.stats, self._started)))
+        pieces.append(Piece(Text(f"Ended: {ending_text(event)}", style="bold")))
         return pieces

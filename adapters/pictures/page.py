@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from html import escape
 from typing import assert_never
 
+from adapters.card_text import figures
 from adapters.pictures.data import picture_of
 from adapters.pictures.shapes import hex_color, initials
+from adapters.results import ending_text
 from core.events import (
     Artifact,
     ClockTick,
@@ -39,6 +41,7 @@ from core.models import PersonaRef, Statistics, VoteOption
 from core.ports import DebateRecord
 from core.sanitize import strip_controls
 from core.transcript import minutes
+from core.words import document_of, quote_mark
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +128,7 @@ def _picture(events: Sequence[Event]) -> str:
     return f"<h2>Results</h2><figure>{svg}<figcaption>{_t(picture.alt)}</figcaption></figure>"
 
 
-def _figures(stats: Statistics) -> str:
+def _figures(stats: Statistics, started: DebateStarted | None) -> str:
     judged = any(p.judged for p in stats.per_persona)
     head = ["Persona", "Turns", "Words"] + (["Judged", "Keep", "Replace"] if judged else [])
     rows = []
@@ -134,26 +137,12 @@ def _figures(stats: Statistics) -> str:
             [str(p.judged), str(p.votes_keep), str(p.votes_replace)] if judged else []
         )
         rows.append(f"<tr><td>{_who(p.persona)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    counts = [f"rounds {stats.rounds}", f"turns {stats.turns}", f"words {stats.words}"]
-    counts += [
-        f"{label} {n}"
-        for n, label in (
-            (stats.votes, "AI votes"),
-            (stats.human_votes, "human votes"),
-            (stats.switches, "switches"),
-        )
-        if n
-    ]
-    time = f"debate time {minutes(stats.debate_seconds)}"
-    if stats.paused_seconds:
-        time += f" (+{minutes(stats.paused_seconds)} paused for votes)"
-    counts += [time, f"tokens {stats.tokens.total:,}"]
     return (
         "<h2>Figures</h2><table><thead><tr>"
         + "".join(f"<th>{h}</th>" for h in head)
         + "</tr></thead><tbody>"
         + "".join(rows)
-        + f'</tbody></table><p class="dim">{_t(" · ".join(counts))}</p>'
+        + f'</tbody></table><p class="dim">{_t(" · ".join(figures(stats, started)))}</p>'
     )
 
 
@@ -229,9 +218,8 @@ class _Page:
                 self._close_vote()
                 if event.summary:
                     self.out.append(f"<h2>Summary</h2>{_paragraphs(event.summary)}")
-                ending = event.reason + (f": {event.detail}" if event.detail else "")
-                self.out.append(f'<p class="dim">Ended: {_t(ending)}</p>')
-                self.out.append(_figures(event.stats))
+                self.out.append(f'<p class="dim">Ended: {_t(ending_text(event))}</p>')
+                self.out.append(_figures(event.stats, self.started_at))
             case PhaseChanged() | ClockTick() | TurnDelta():
                 pass
             case _:
@@ -243,14 +231,11 @@ class _Page:
         when = f"{event.at:%H:%M:%S} UTC"
         if event.elapsed is not None:
             when = f"{minutes(event.elapsed)} · {when}"
+        document = document_of(self.started_at.settings, event.speaker.id) if self.started_at else None
         quotes = "".join(
             f"<blockquote>“{_t(q.text)}” "
-            + (
-                '<span class="ok">✔ verified</span>'
-                if q.verified
-                else '<span class="no">✘ not in the document</span>'
-            )
-            + "</blockquote>"
+            f'<span class="{"ok" if q.verified else "no"}">{_t(quote_mark(q.verified, document))}</span>'
+            "</blockquote>"
             for q in event.quotes
         )
         sources = (

@@ -16,6 +16,7 @@ from core.models import Persona
 from core.prompts import excerpt
 from core.settings import CoreSettings
 from core.turns import Annotate
+from core.words import quote_mark
 
 
 class PanelOptions(BaseModel):
@@ -124,8 +125,5 @@ def panel_markdown(
             out += ["", f"#### Round {a.round} · {a.speaker.name} · from {source}", "", text]
             if a.quotes:
                 out.append("")
-                out += [
-                    f"- “{c.text}” — {'✔ verified' if c.verified else f'✘ not found in {source}'}"
-                    for c in a.quotes
-                ]
+                out += [f"- “{c.text}” — {quote_mark(c.verified, source)}" for c in a.quotes]
     return "\n".join(out) + "\n"

@@ -20,7 +20,7 @@ from adapters.slack.render.cards import closing_card as slack_closing
 from bot.runtime import Runtime
 from core.clock import FakeClock
 from core.errors import AdmissionError
-from core.events import DebateCompleted
+from core.events import DebateCompleted, DebateStarted
 from core.ports import Binding
 from core.pricing import format_cost
 from core.spec import DebateSpec
@@ -49,12 +49,12 @@ async def test_a_debate_ends_cleanly_once_it_has_cost_its_budget(tmp_path: Path)
     assert run.turns()  # a call costs about a dollar at its worst: a few fit, then none is made
     assert run.result.stats.tokens.cost_usd <= 3.0
     # every front end's closing card says which budget ended it, and what was spent
-    closing = run.of(DebateCompleted)[-1]
+    closing, started = run.of(DebateCompleted)[-1], run.of(DebateStarted)[0]
     spent = format_cost(closing.stats.tokens.cost_usd)
-    card = discord_closing(closing, "Should cities ban cars?", summary=closing.summary, fmt="arena")
+    card = discord_closing(closing, started, summary=closing.summary)
     assert card.description.startswith("**Ended:** the cost budget of $3.00 was spent")
     assert spent in json.dumps([f.value for f in card.fields])
-    text, blocks = slack_closing(closing, last_moderator_text="")
+    text, blocks = slack_closing(closing, started, last_moderator_text="")
     assert text == "The end: the cost budget of $3.00 was spent"
     assert spent in json.dumps(blocks, ensure_ascii=False)
     console = Console(record=True, width=200)

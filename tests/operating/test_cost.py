@@ -10,7 +10,7 @@ import pytest
 from adapters.console.render import stats_line as console_stats
 from adapters.discord.render.cards import closing_card as discord_closing
 from adapters.slack.render.cards import closing_card as slack_closing
-from core.events import DebateCompleted, TurnCompleted, VoteCast
+from core.events import DebateCompleted, DebateStarted, TurnCompleted, VoteCast
 from tests.core.runs import run_debate
 
 PRICE = {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.3}
@@ -30,11 +30,11 @@ async def test_the_closing_card_shows_tokens_times_prices_on_every_front_end(tmp
     assert all(u.model == "scripted" and u.cost_usd > 0 for u in calls)
     shown = f"${expected:.4f}"
 
-    closing = run.of(DebateCompleted)[-1]
-    assert shown in console_stats(closing.stats).plain
-    card = discord_closing(closing, "Should cities ban cars?", summary=None, fmt="arena")
+    closing, started = run.of(DebateCompleted)[-1], run.of(DebateStarted)[0]
+    assert shown in console_stats(closing.stats, started).plain
+    card = discord_closing(closing, started, summary=None)
     assert shown in json.dumps([card.description, card.footer, [f.value for f in card.fields]])
-    _, blocks = slack_closing(closing, last_moderator_text="")
+    _, blocks = slack_closing(closing, started, last_moderator_text="")
     assert shown in json.dumps(blocks, ensure_ascii=False)
 
 
@@ -42,4 +42,4 @@ async def test_a_model_without_a_price_shows_no_money(tmp_path: Path) -> None:
     run = await run_debate(tmp_path, options={"rounds": 1, "exchanges_per_round": 1})
     closing = run.of(DebateCompleted)[-1]
     assert closing.stats.tokens.cost_usd == 0
-    assert "$" not in console_stats(closing.stats).plain
+    assert "$" not in console_stats(closing.stats, run.of(DebateStarted)[0]).plain

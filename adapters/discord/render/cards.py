@@ -8,8 +8,9 @@ from datetime import datetime
 
 from discord.utils import escape_markdown
 
-from adapters.card_text import Markup, either, how_to_take_part, plural, role_text
+from adapters.card_text import Markup, either, figures, how_to_take_part, plural, role_text, settings_text
 from adapters.discord.render.ops import Card, CardAuthor, CardField, Post
+from adapters.results import ending_text
 from core.events import (
     DebateCompleted,
     DebateStarted,
@@ -19,7 +20,6 @@ from core.events import (
 )
 from core.formats import FORMATS
 from core.models import PersonaRef, Statistics, VoteOption
-from core.pricing import cost_suffix
 from core.transcript import minutes
 
 TITLE_LIMIT = 256
@@ -105,14 +105,12 @@ def clock_line(elapsed: float, remaining: float | None, paused: bool) -> str:
 def opening_card(event: DebateStarted, *, status: str = "") -> Card:
     fmt = FORMATS.get(event.format)
     about = f"**Format:** {event.format}" + (f" — {fmt.description}" if fmt is not None else "")
+    settings_line = " · ".join(settings_text(event.format, event.settings, md))
+    about += f"\n{settings_line}" if settings_line else ""
     cast = "\n".join(
         f"{persona_label(m.persona)} — {md(role_text(event.format, m, event.settings))}" for m in event.cast
     )
-    settings = event.settings
-    footer = f"Rostra · {event.format}"
-    if "duration" in settings:
-        footer += f" · {minutes(float(settings['duration']))} of debate"
-    footer += " · /debate status · /debate stop"
+    footer = f"Rostra · {event.format} · /debate status · /debate stop"
     if status:
         footer = f"{status}\n{footer}"
     fields = [CardField("Cast", clip(cast, FIELD_LIMIT))] if cast else []
@@ -140,29 +138,10 @@ def stats_lines(stats: Statistics) -> list[str]:
     return lines
 
 
-def stats_summary(stats: Statistics, fmt: str = "") -> str:
-    """The closing figures that mean something for the format (no switches outside the arena...)."""
-    counts = [plural(stats.rounds, "round")] if stats.rounds else []
-    counts += [plural(stats.turns, "turn"), plural(stats.words, "word")]
-    if stats.votes or fmt in ("arena", "council"):
-        counts.append(plural(stats.votes, "AI vote"))
-    if stats.human_votes or fmt in ("arena", "oxford", "council"):
-        counts.append(plural(stats.human_votes, "human vote"))
-    if stats.switches or fmt == "arena":
-        counts.append(plural(stats.switches, "switch") + stats.switch_deciders())
-    time = f"Debate time {minutes(stats.debate_seconds)}"
-    if stats.paused_seconds:
-        time += f" (+{minutes(stats.paused_seconds)} paused for votes)"
-    return " · ".join(counts) + f"\n{time} · {stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"
-
-
-def ending_text(event: DebateCompleted) -> str:
-    return event.detail or event.reason.replace("_", " ")
-
-
-def closing_card(event: DebateCompleted, topic: str, *, summary: str | None, fmt: str = "") -> Card:
+def closing_card(event: DebateCompleted, started: DebateStarted | None, *, summary: str | None) -> Card:
+    topic = started.topic if started is not None else ""
     fields = [CardField("Who spoke", clip("\n".join(stats_lines(event.stats)) or "nobody", FIELD_LIMIT))]
-    fields.append(CardField("Figures", clip(stats_summary(event.stats, fmt), FIELD_LIMIT)))
+    fields.append(CardField("Figures", clip(" · ".join(figures(event.stats, started)), FIELD_LIMIT)))
     description = f"**Ended:** {ending_text(event)}"
     if summary:
         description += f"\n\n**Summary**\n{summary}"

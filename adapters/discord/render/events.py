@@ -13,7 +13,6 @@ from adapters.chunking import split_message
 from adapters.discord.render.cards import (
     clock_line,
     closing_card,
-    ending_text,
     notice_text,
     opening_card,
     option_label,
@@ -22,6 +21,7 @@ from adapters.discord.render.cards import (
 )
 from adapters.discord.render.ops import MESSAGE_LIMIT, Attachment, Card, Op, Post, React, Show
 from adapters.discord.render.votecard import BallotView, vote_card
+from adapters.results import ending_text
 from core.events import (
     Artifact,
     ClockTick,
@@ -43,6 +43,7 @@ from core.events import (
 )
 from core.formats.council import ABSTAIN
 from core.models import PersonaRef, VoteOption
+from core.words import document_of, quote_mark
 
 CURSOR = " ▌"
 OPENING = "opening"
@@ -78,10 +79,8 @@ def _final_text(event: TurnCompleted, document: str | None = None) -> str:
     extra: list[str] = []
     if event.interrupted:
         extra.append("-# (interrupted)")
-    source = document or "the document"
     for quote in event.quotes:
-        mark = f"✔ verified in {source}" if quote.verified else f"✘ not found in {source}"
-        extra.append(f"> “{quote.text}” {mark}")
+        extra.append(f"> “{quote.text}” {quote_mark(quote.verified, document)}")
     if event.sources:
         extra.append("Sources:")
         extra += [f"- [{s.title}](<{s.url}>)" for s in event.sources]
@@ -175,12 +174,7 @@ class DiscordView:
 
     def _document_of(self, speaker: PersonaRef) -> str | None:
         """The panel's document a panellist answers from (its quotes are checked against it)."""
-        if self._started is None:
-            return None
-        for about in self._started.settings.get("documents") or []:
-            if isinstance(about, dict) and about.get("panellist") == speaker.id and about.get("name"):
-                return str(about["name"])
-        return None
+        return document_of(self._started.settings, speaker.id) if self._started is not None else None
 
     def _verdict(self, event: Verdict) -> Card:
         """A council's decision carries its tally and abstentions (from its ballot); others as they are."""
@@ -243,10 +237,9 @@ class DiscordView:
         return [React(vote_slot(vote_id), emojis)] if emojis and not self.buttons else []
 
     def _completed(self, event: DebateCompleted) -> list[Op]:
-        topic = self._started.topic if self._started is not None else ""
         summary = event.summary.strip()
         extra = summary if summary and summary != self._last_moderator_text.strip() else None
-        card = closing_card(event, topic, summary=extra, fmt=self.format)
+        card = closing_card(event, self._started, summary=extra)
         ops: list[Op] = [Show(CLOSING, (Post(cards=(card,)),))]
         if self._started is not None:
             ops.append(self._opening(f"Ended: {ending_text(event)}"))

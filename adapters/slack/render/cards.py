@@ -9,23 +9,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from adapters.ballot_words import clicking
-from adapters.card_text import STRATEGY_TEXT, Markup, either, how_to_take_part, plural, role_text
-from adapters.results import ENDINGS
+from adapters.card_text import Markup, either, figures, how_to_take_part, role_text, settings_text
+from adapters.results import ending_text
 from adapters.slack.controls.blocks import card_controls
 from adapters.slack.render.blocks import MAX_BLOCKS, capped, context, section, sections
 from adapters.slack.render.emoji import option_mark, option_reactions
 from adapters.slack.render.ops import Block
 from adapters.slack.render.text import escape, model_text
-from core.events import DebateCompleted
+from core.events import DebateCompleted, DebateStarted
 from core.models import CastMember, Statistics, VoteOption
-from core.pricing import cost_suffix
-from core.transcript import minutes
-
-HUMANS_TEXT = {
-    "off": "AI votes only",
-    "tiebreak": "people break ties",
-    "vote": "people vote too",
-}
 
 
 def options_text(options: Sequence[VoteOption]) -> str:
@@ -35,51 +27,6 @@ def options_text(options: Sequence[VoteOption]) -> str:
 
 
 # --- the opening card ------------------------------------------------------------------------------
-
-
-def _settings_line(fmt: str, settings: Mapping[str, Any]) -> str:
-    bits = [f"Format *{escape(fmt)}*"]
-    humans = settings.get("humans")
-    rounds = settings.get("rounds")
-    if fmt == "oxford":
-        if isinstance(rounds, int):
-            bits.append(f"up to {plural(rounds, 'round')}, the judge rules after each")
-        if settings.get("research"):
-            bits.append("debaters may search the web")
-        bits.append("the audience votes before and after" if humans == "vote" else "no audience vote")
-        return " · ".join(bits)
-    if fmt == "council":
-        if isinstance(rounds, int):
-            bits.append(f"{plural(rounds, 'revision round')}" if rounds else "no revision rounds")
-        strategy = settings.get("strategy")
-        if isinstance(strategy, str):
-            bits.append(escape(STRATEGY_TEXT.get(strategy, strategy)))
-        bits.append("people break ties" if humans == "tiebreak" else "a tie goes to the earliest proposal")
-        return " · ".join(bits)
-    if fmt == "panel":
-        drawn = settings.get("generate_questions")
-        source = settings.get("question_document")
-        if isinstance(drawn, int) and drawn and isinstance(source, Mapping):
-            bits.append(f"{plural(drawn, 'question')} drawn from {escape(str(source.get('name', '')))}")
-        else:
-            bits.append("one question")
-        if isinstance(rounds, int):
-            bits.append(f"{plural(rounds, 'round')} of responses" if rounds else "answers only, no responses")
-        documents = settings.get("documents")
-        if isinstance(documents, list):
-            bits.append(plural(len(documents), "document"))
-        return " · ".join(bits)
-    if isinstance(settings.get("duration"), int | float):
-        bits.append(f"{minutes(float(settings['duration']))} of debate")
-    exchanges = settings.get("exchanges_per_round")
-    if isinstance(exchanges, int):
-        bits.append("a vote after each exchange" if exchanges == 1 else f"a vote every {exchanges} exchanges")
-    rounds = rounds or settings.get("max_rounds")
-    if isinstance(rounds, int):
-        bits.append(f"up to {plural(rounds, 'round')}")
-    if isinstance(humans, str) and humans in HUMANS_TEXT:
-        bits.append(HUMANS_TEXT[humans])
-    return " · ".join(bits)
 
 
 SLACK_MARKUP = Markup(strong=lambda text: f"*{text}*", escape=escape, choices=lambda o: options_text(o))
@@ -104,7 +51,8 @@ def opening_card(
     """The channel message the debate's thread hangs from: topic, format, cast, how to vote, status,
     and its buttons (Stop and Status only while `live`)."""
     settings = settings or {}
-    blocks: list[Block] = [section(f"*🎤 Debate:* {escape(topic)}"), context(_settings_line(fmt, settings))]
+    about = " · ".join([f"Format *{escape(fmt)}*", *settings_text(fmt, settings, escape)])
+    blocks: list[Block] = [section(f"*🎤 Debate:* {escape(topic)}"), context(about)]
     if cast:
         blocks.extend(
             sections(
@@ -150,21 +98,9 @@ def stats_table(stats: Statistics) -> str:
     return escape("\n".join(lines))
 
 
-def stats_line(stats: Statistics) -> str:
-    return (
-        f"{plural(stats.rounds, 'round')} · {plural(stats.turns, 'turn')} · {plural(stats.words, 'word')}"
-        f" · {plural(stats.votes, 'AI vote')} · {plural(stats.human_votes, 'human vote')}"
-        f" · {plural(stats.switches, 'switch')}{stats.switch_deciders()} · debate time"
-        f" {minutes(stats.debate_seconds)} (+{minutes(stats.paused_seconds)} paused for votes)"
-        f" · {stats.tokens.total:,} tokens{cost_suffix(stats.tokens)}"
-    )
-
-
-def ending_text(event: DebateCompleted) -> str:
-    return event.detail or ENDINGS.get(event.reason, event.reason)
-
-
-def closing_card(event: DebateCompleted, *, last_moderator_text: str) -> tuple[str, tuple[Block, ...]]:
+def closing_card(
+    event: DebateCompleted, started: DebateStarted | None, *, last_moderator_text: str
+) -> tuple[str, tuple[Block, ...]]:
     """The end: why it ended, the summary when the moderator's last turn did not already say it,
     and the statistics."""
     ending = escape(ending_text(event))
@@ -173,5 +109,5 @@ def closing_card(event: DebateCompleted, *, last_moderator_text: str) -> tuple[s
     if summary and summary != last_moderator_text.strip():
         blocks.extend(sections(["*Summary*", *model_text(summary).split("\n")]))
     blocks.append(section(f"*Statistics*\n```{stats_table(event.stats)}```"))
-    blocks.append(context(stats_line(event.stats)))
+    blocks.append(context(" · ".join(figures(event.stats, started))))
     return f"The end: {ending}", capped(blocks)

@@ -14,9 +14,9 @@ from typing import assert_never
 from adapters.ballot_card import CardEvent
 from adapters.card_text import plural
 from adapters.chunking import split_message
-from adapters.results import ResultTracker
+from adapters.results import ResultTracker, ending_text
 from adapters.slack.render.blocks import context, section
-from adapters.slack.render.cards import closing_card, ending_text, opening_card
+from adapters.slack.render.cards import closing_card, opening_card
 from adapters.slack.render.emoji import option_reactions
 from adapters.slack.render.ops import OPENING, Delete, Op, Post, Update, Upload, event_key, turn_key, vote_key
 from adapters.slack.render.results import result_line
@@ -43,6 +43,7 @@ from core.events import (
 )
 from core.models import PersonaRef, QuoteCheck, Source
 from core.transcript import minutes
+from core.words import document_of, quote_mark
 
 # Room kept in persona messages for the bold name prefix used when Slack refuses custom names.
 PERSONA_PREFIX_ROOM = 120
@@ -54,11 +55,8 @@ RESUMED_NOTE = "🔄 picked up again after a restart"
 # --- turns ---------------------------------------------------------------------------------------
 
 
-def _quote_lines(quotes: tuple[QuoteCheck, ...]) -> list[str]:
-    return [
-        f"> “{escape(q.text)}” {'✔ verified' if q.verified else '✘ not found in the document'}"
-        for q in quotes
-    ]
+def _quote_lines(quotes: tuple[QuoteCheck, ...], document: str | None) -> list[str]:
+    return [f"> “{escape(q.text)}” {escape(quote_mark(q.verified, document))}" for q in quotes]
 
 
 def _source_line(source: Source) -> str:
@@ -77,6 +75,7 @@ def turn_body(
     fallback: bool = False,
     interrupted: bool = False,
     quotes: tuple[QuoteCheck, ...] = (),
+    document: str | None = None,
     sources: tuple[Source, ...] = (),
 ) -> str:
     body = model_text(text).strip()
@@ -88,7 +87,7 @@ def turn_body(
         body = f"{body} _(interrupted)_".strip()
     lines = [f"_{escape(heading)}_", body] if heading else [body]
     if quotes:
-        lines += ["", *_quote_lines(quotes)]
+        lines += ["", *_quote_lines(quotes, document)]
     if sources:
         lines += ["", "*Sources*", *(_source_line(s) for s in sources)]
     return "\n".join(lines)
@@ -266,6 +265,7 @@ class SlackView:
             fallback=event.fallback,
             interrupted=event.interrupted,
             quotes=event.quotes,
+            document=document_of(self._started.settings, event.speaker.id) if self._started else None,
             sources=event.sources,
         )
         return self._sync(turn, body, interim=False)
@@ -334,7 +334,7 @@ class SlackView:
     # --- the end --------------------------------------------------------------------------------
 
     def _closing(self, event: DebateCompleted) -> list[Op]:
-        text, blocks = closing_card(event, last_moderator_text=self._last_moderator_text)
+        text, blocks = closing_card(event, self._started, last_moderator_text=self._last_moderator_text)
         return [
             Post(event_key(event.seq), text, blocks),
             self._opening_update(interim=False, completed=event),

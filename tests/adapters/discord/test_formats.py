@@ -160,7 +160,7 @@ async def test_arena_turns_vote_card_tie_switch_notice_and_closing(world: World)
     closing = messages[-1].embeds[0]
     figures = closing.fields[1].value or ""
     assert figures.startswith("2 rounds · 5 turns · ")
-    assert "· 4 AI votes · 1 human vote · 1 switch (1 by the people)\n" in figures  # a tie the people broke
+    assert "· 4 AI votes · 1 human vote · 1 switch (1 by the people) ·" in figures  # a tie the people broke
     _posted_once(world, events)
 
 
@@ -268,7 +268,7 @@ async def test_oxford_audience_cards_turns_verdicts_and_closing(world: World) ->
     assert audience.winner == "critic"
     closing = _body(messages[-1])
     assert f"Judge: {critic_wins}. Audience: {critic_wins}." in closing
-    assert "· 6 human votes\n" in (messages[-1].embeds[0].fields[1].value or "")
+    assert "· 6 human votes ·" in (messages[-1].embeds[0].fields[1].value or "")
     _posted_once(world, events)
 
 
@@ -391,7 +391,7 @@ async def test_council_proposals_tie_among_the_tied_only_result_and_closing(worl
     )
     assert "the council adopted Esme Hart's proposal" in _body(messages[-1])
     figures = messages[-1].embeds[0].fields[1].value or ""
-    assert figures.startswith("1 round · 8 turns · ") and "· 4 AI votes · 3 human votes\n" in figures
+    assert figures.startswith("1 round · 8 turns · ") and "· 4 AI votes · 3 human votes ·" in figures
     assert "switch" not in figures
     _posted_once(world, events)
 
