@@ -4,9 +4,12 @@ it in its own terms (adapters/discord/render/votecard.py, adapters/slack/render/
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from core.events import HumanVoteOpened, VoteCast, VoteWithdrawn, VotingClosed, VotingStarted
+from core.events import HumanVoteOpened, Verdict, VoteCast, VoteWithdrawn, VotingClosed, VotingStarted
+from core.formats.council import ABSTAIN
 from core.models import VoteOption
 
 CardEvent = HumanVoteOpened | VoteCast | VoteWithdrawn | VotingClosed
@@ -43,8 +46,26 @@ class BallotCard:
         """What people may vote for: the window's options (a tie offers only the tied ones)."""
         return self.window.options if self.window is not None else self.started.options
 
+    def abstained(self) -> list[str]:
+        """Who abstained (a council member), in the order the ballot lists its voters."""
+        order = {p.id: i for i, p in enumerate(self.started.voters)}
+        votes = sorted(self.ai.values(), key=lambda v: order.get(v.voter.id, len(order)))
+        return [v.voter.name for v in votes if v.choice == ABSTAIN]
+
     def people_tally(self) -> dict[str, int]:
         counts = {o.key: 0 for o in self.open_options}
         for choice in self.people.values():
             counts[choice] = counts.get(choice, 0) + 1
         return counts
+
+
+Ballot = TypeVar("Ballot", bound=BallotCard)
+
+
+def council_ballot(fmt: str, ballots: Iterable[Ballot], verdict: Verdict) -> Ballot | None:
+    """The ballot a council's decision came from: its tally and who abstained go on the verdict.
+    Other rulings carry their reasons in words (the oxford audience's gains, say) and show no tally."""
+    winner = verdict.winner
+    if fmt != "council" or winner is None:
+        return None
+    return next((b for b in reversed(list(ballots)) if b.option(winner) is not None), None)

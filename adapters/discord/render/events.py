@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import assert_never
 
-from adapters.ballot_card import CardEvent
+from adapters.ballot_card import CardEvent, council_ballot
 from adapters.ballot_words import clicking
 from adapters.chunking import split_message
 from adapters.discord.render.cards import (
@@ -41,7 +41,6 @@ from core.events import (
     VotingClosed,
     VotingStarted,
 )
-from core.formats.council import ABSTAIN
 from core.models import PersonaRef, VoteOption
 from core.words import document_of, quote_mark
 
@@ -178,21 +177,11 @@ class DiscordView:
 
     def _verdict(self, event: Verdict) -> Card:
         """A council's decision carries its tally and abstentions (from its ballot); others as they are."""
-        ballot = next(
-            (
-                b
-                for b in reversed(self._ballots.values())
-                if event.winner in {o.key for o in b.started.options}
-            ),
-            None,
-        )
-        if self.format != "council" or ballot is None:
+        ballot = council_ballot(self.format, self._ballots.values(), event)
+        if ballot is None:
             return verdict_card(event)
         labels = {o.key: option_label(o) for o in ballot.started.options}
-        order = {p.id: i for i, p in enumerate(ballot.started.voters)}
-        votes = sorted(ballot.ai.values(), key=lambda v: order.get(v.voter.id, len(order)))
-        abstained = [v.voter.name for v in votes if v.choice == ABSTAIN]
-        return verdict_card(event, tally_labels=labels, abstained=abstained)
+        return verdict_card(event, tally_labels=labels, abstained=ballot.abstained())
 
     def _opening(self, status: str = "", *, live: bool = False) -> Show:
         assert self._started is not None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import assert_never
 
-from adapters.ballot_card import CardEvent
+from adapters.ballot_card import CardEvent, council_ballot
 from adapters.card_text import plural
 from adapters.chunking import split_message
 from adapters.results import ResultTracker, ending_text
@@ -315,21 +315,20 @@ class SlackView:
     def _verdict(self, event: Verdict) -> Post:
         by = f" ({event.by.emoji} {escape(event.by.name)})" if event.by else ""
         lines = [f"*⚖️ {escape(event.title)}*{by}: *{escape(event.winner_label)}*"]
+        fmt = self._started.format if self._started is not None else ""
+        ballot = council_ballot(fmt, self._ballots.values(), event)
+        if ballot is not None and event.tally:
+            lines.append(
+                "Votes: " + " · ".join(f"{ballot.choice_text(k)} {v:g}" for k, v in event.tally.items())
+            )
+        if ballot is not None and ballot.abstained():
+            lines.append(f"Abstained: {escape(', '.join(ballot.abstained()))}")
         if event.reasoning:
             lines.append(model_text(event.reasoning))
-        if event.tally:
-            lines.append(" · ".join(f"{self._option_text(k)} {v:g}" for k, v in event.tally.items()))
         text = "\n".join(lines)
         return Post(
             event_key(event.seq), f"{escape(event.title)}: {escape(event.winner_label)}", (section(text),)
         )
-
-    def _option_text(self, key: str) -> str:
-        """An option's emoji and label from the latest ballot that has it (never the bare key)."""
-        for ballot in reversed(self._ballots.values()):
-            if ballot.option(key) is not None:
-                return ballot.choice_text(key)
-        return escape(key)
 
     # --- the end --------------------------------------------------------------------------------
 

@@ -296,7 +296,8 @@ async def test_oxford_in_full(tmp_path: Path, api: FakeSlack) -> None:
     assert "Side A answered the cost point." in blocks_text(verdict)
     audience = one(thread, lambda m: m["text"].startswith("Audience:"))
     assert "*⚖️ Audience*: *The proposer wins (Celeste Mbeki, for the motion)*" in blocks_text(audience)
-    assert "👍 For 2 · 👎 Against -1" in blocks_text(audience)  # labels, not keys
+    assert "For +2, against -1 between the votes before and after" in blocks_text(audience)
+    assert "Votes:" not in blocks_text(audience)  # the gains are its reasoning; a council shows a tally
     end = thread[-1]
     assert "Judge: The proposer wins" in blocks_text(end)
     assert "Audience: The proposer wins" in blocks_text(end)
@@ -405,7 +406,8 @@ async def test_council_in_full(tmp_path: Path, api: FakeSlack, caplog: pytest.Lo
     text = blocks_text(decision)
     assert "*⚖️ Council decision*: *Dario Vance's proposal*" in text
     assert "Charge by the hour." in text
-    assert "1️⃣ Ada Quill's proposal 1 · 2️⃣ Dario Vance's proposal 1" in text
+    assert "Votes: 1️⃣ Ada Quill's proposal 1 · 2️⃣ Dario Vance's proposal 1" in text
+    assert "Abstained: Esme Hart" in text  # as on Discord's card
     closing = thread[-1]
     assert closing["text"] == "The end: the council voted after 1 revision round"
     assert "the council adopted Dario Vance's proposal" in blocks_text(closing)
@@ -465,7 +467,7 @@ async def test_panel_in_full(tmp_path: Path, api: FakeSlack) -> None:
     ]
     assert spoken[0]["text"] == "_Questions from questions.md_\nQ1. What happens to deliveries?"
     assert "> “cities that removed parking saw more people walking” ✔ verified" in spoken[1]["text"]
-    assert "> “vans may enter the centre at any hour” ✘ not found in the document" in spoken[2]["text"]
+    assert "> “vans may enter the centre at any hour” ✘ not found in vans.txt" in spoken[2]["text"]
     assert spoken[4]["text"].startswith("_Q1 · Round 1 · from vans.txt_\n_(Rhea Lindqvist lost the thread")
     failed = next(e for e in events if isinstance(e, Notice))
     one(thread, lambda m: m["text"] == f"⚠️ {escape(failed.message)}")

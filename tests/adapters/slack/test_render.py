@@ -330,6 +330,7 @@ def council_vote() -> tuple[SlackView, tuple[VoteOption, ...]]:
         for i, (p, e) in enumerate([(ADA, "1️⃣"), (BASIL, "2️⃣"), (VERA, "3️⃣")], start=1)
     )
     view = SlackView(streaming=True, limit=3000)
+    view.render(DebateStarted(format="council", topic="How should the city cut car traffic?", cast=()))
     view.render(
         VotingStarted(
             vote_id="v1", title="Which one?", options=options, voters=(ADA, BASIL), humans="tiebreak"
@@ -376,6 +377,7 @@ def test_a_tie_among_some_options_names_only_those_in_labels() -> None:
         )
     )
     text = shown(verdict)
-    assert "1️⃣ Ada Quill's proposal 1 · 2️⃣ Basil Thorne's proposal 1" in text
+    assert "Votes: 1️⃣ Ada Quill's proposal 1 · 2️⃣ Basil Thorne's proposal 1" in text
+    assert "Abstained: Basil Thorne" in text  # as the Discord card says it (adapters/ballot_card.py)
     assert "Do it &lt;now&gt;." in text
     assert "p1" not in text
