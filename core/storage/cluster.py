@@ -47,6 +47,7 @@ WORKER_FORGOTTEN_AFTER = 3600.0  # a dead worker's row is removed this long afte
 
 @dataclass(frozen=True)
 class ClusterStatements:
+    void_cooldowns: str
     purge_claims: str
     running_in_channel: str
     pending_in_channel: str
@@ -73,6 +74,16 @@ class ClusterStatements:
 
 
 _CLUSTER = ClusterStatements(
+    # the cooldowns of starts that never became a debate, for whichever worker the person asks next:
+    # their claim lapsed unconfirmed (its worker died, froze, or could not give it back with the
+    # store away), and the person holds no other claim, pending or of a running debate. (A cooldown
+    # is only set when the one before had run out, so none is the right one to go back to.)
+    void_cooldowns=(
+        "DELETE FROM cooldowns WHERE EXISTS (SELECT 1 FROM claims c WHERE c.platform = cooldowns.platform"
+        " AND c.person = cooldowns.person AND c.debate_id = '' AND c.expires_at <= $1)"
+        " AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.platform = cooldowns.platform"
+        " AND c.person = cooldowns.person AND (c.debate_id <> '' OR c.expires_at > $1))"
+    ),
     # claims that count no more: pending ones whose worker stopped renewing them, linked ones whose
     # debate is no longer running
     purge_claims=(
@@ -197,6 +208,7 @@ async def run_steps_async(steps: Steps, execute: Callable[..., Awaitable[list[An
 def admit_steps(c: ClusterStatements, ask: AdmissionAsk, *, worker: str, now: float, lease: float) -> Steps:
     """The admission, statement by statement (each driver runs them in one locked transaction):
     the claim taken and the cooldown started, or why not."""
+    yield c.void_cooldowns, (now,)
     yield c.purge_claims, (now,)
     running = yield c.running_in_channel, (ask.platform, ask.channel)
     if running:

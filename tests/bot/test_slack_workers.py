@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from core.outlasting import TRY_AGAIN
 from testkit.slack_api import FakeSlack
 from testkit.slack_world import ALICE, BOB, CAROL, CHANNEL, envelope, mention_event
 from tests.bot.slack_cluster import (
@@ -180,3 +181,36 @@ async def test_the_database_away_30_s_a_stop_through_the_other_worker_is_kept_un
     await api.wait_until(lambda: "rostra_card_status" not in buttons(api.top_level(CHANNEL)[0]), within=60)
     assert await status_of(storage_url, topic) == "stopped"
     assert not [t for t in ephemerals(api, ALICE) + ephemerals(api, BOB) if t.startswith("🚫")]
+
+
+@pytest.mark.worker_env(
+    ROSTRA_LIMITS__USER_COOLDOWN="60",
+    ROSTRA_STORAGE__LEASE_SECONDS="2",
+    ROSTRA_STORAGE__HEARTBEAT_SECONDS="1",
+    ROSTRA_STORAGE__BUSY_TIMEOUT="0.1",
+)
+async def test_a_start_refused_with_the_database_away_is_asked_again_through_the_other_worker(
+    api: FakeSlack, workers: tuple[Worker, Worker], storage_url: str
+) -> None:
+    """The first worker meets the database away (another process's lock, 30 s) just after it posted
+    the opening card: Alice is told the debate could not start, and the worker cannot give her
+    cooldown back. Once the database is back she asks again and the other worker receives it: the
+    debate starts (the refused start's cooldown lapsed with its claim, in the store), where she was
+    told "You started a debate moments ago" for up to a minute."""
+    first, second = workers
+    card = api.hold_next("chat.postMessage", when=lambda args: "thread_ts" not in args)
+    await first.event(json.dumps(envelope(mention_event("debate Should cities ban cars?"))))
+    await api.wait_until(lambda: card.held, within=60)
+    held = asyncio.Event()
+    away = asyncio.ensure_future(database_away(storage_url, DATABASE_AWAY, held))
+    await asyncio.wait_for(held.wait(), 10)
+    card.gate.set()  # the opening card is posted; the start then meets the database away
+    assert await told(api, ALICE, 1, within=30) == f"🚫 The debate could not start: {TRY_AGAIN}"
+    assert not away.done()
+    await away
+    await asyncio.sleep(3)  # a lease (2 s): the refused start's claim lapses
+
+    await second.event(json.dumps(envelope(mention_event("debate Should cities ban cars?"))))
+    cards = partial(api.top_level, CHANNEL)
+    await api.wait_until(lambda: len(cards()) == 2 and "rostra_card_status" in buttons(cards()[1]), within=60)
+    assert ephemerals(api, ALICE) == [f"🚫 The debate could not start: {TRY_AGAIN}"]  # no cooldown refusal

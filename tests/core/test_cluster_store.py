@@ -123,6 +123,36 @@ async def test_a_lapsed_claim_frees_the_channel_and_is_not_held_again(url: str, 
     assert await b.renew_claim("slack", "c1")
 
 
+async def test_a_start_that_never_became_a_debate_gives_the_cooldown_back_whichever_worker_is_asked(
+    url: str, opener: Opener
+) -> None:
+    """A start admitted in one worker that could not give its claim back (the store away as it was
+    refused, or the worker gone): once the claim lapses, the person's next start through another
+    worker is not refused for a cooldown, since no debate of theirs started."""
+    a, b = await opener(), await opener()
+    assert isinstance(await a.admit(ask("c1")), Claimed)
+    cooling = await b.admit(ask("c2"))
+    assert isinstance(cooling, Refused) and cooling.why == "cooldown"  # while that start may go on
+    await run_sql(url, "UPDATE claims SET expires_at = 0")  # its worker no longer renews it
+    assert isinstance(await b.admit(ask("c2")), Claimed)
+    again = await a.admit(ask("c3"))
+    assert isinstance(again, Refused) and again.why == "cooldown"  # the start in c2 is this person's
+
+
+async def test_a_person_with_a_debate_running_keeps_the_cooldown_when_another_claim_lapses(
+    url: str, opener: Opener
+) -> None:
+    a, b = await opener(), await opener()
+    claimed = await a.admit(ask("c1"))
+    assert isinstance(claimed, Claimed)
+    await a.create_debate(record("d1", binding=Binding(platform="slack", scope="s1", channel="c1")))
+    await a.claim_started("slack", "c1", "d1")
+    assert isinstance(await a.admit(ask("c2", cooldown=0)), Claimed)  # a second start, never begun
+    await run_sql(url, "UPDATE claims SET expires_at = 0 WHERE channel = 'c2'")
+    cooling = await b.admit(ask("c3"))
+    assert isinstance(cooling, Refused) and cooling.why == "cooldown"
+
+
 async def test_an_inbound_key_is_first_once_across_processes_until_it_expires_or_is_forgotten(
     url: str, opener: Opener
 ) -> None:
