@@ -165,4 +165,4 @@ async def test_a_hostile_topic_and_turn_stay_text(tmp_path: Path) -> None:
     assert found["title"] == f"{HOSTILE_TOPIC} · Rostra"
     assert HOSTILE_TURN in " ".join(found["body"].split())
     assert f"<b>Evil</b> study: {HOSTILE_LINK}" in found["body"]  # the link is shown, not followed
-    assert "“<script>window.__owned=8</script>” ✘ not in the document" in found["body"]
+    assert "“<script>window.__owned=8</script>” ✘ not found in the document" in found["body"]
