@@ -318,11 +318,10 @@ class SlackView:
         fmt = self._started.format if self._started is not None else ""
         ballot = council_ballot(fmt, self._ballots.values(), event)
         if ballot is not None and event.tally:
-            lines.append(
-                "Votes: " + " · ".join(f"{ballot.choice_text(k)} {v:g}" for k, v in event.tally.items())
-            )
-        if ballot is not None and ballot.abstained():
-            lines.append(f"Abstained: {escape(', '.join(ballot.abstained()))}")
+            lines.append(f"Votes: {ballot.tally_text(event.tally, list(event.tally))}")
+        abstained = ballot.abstained() if ballot is not None else []
+        if abstained:
+            lines.append(f"Abstained: {escape(', '.join(abstained))}")
         if event.reasoning:
             lines.append(model_text(event.reasoning))
         text = "\n".join(lines)
