@@ -4,10 +4,11 @@ it in its own terms (adapters/discord/render/votecard.py, adapters/slack/render/
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from adapters.card_text import either
 from core.events import HumanVoteOpened, Verdict, VoteCast, VoteWithdrawn, VotingClosed, VotingStarted
 from core.formats.council import ABSTAIN
 from core.models import VoteOption
@@ -51,6 +52,32 @@ class BallotCard:
         order = {p.id: i for i, p in enumerate(self.started.voters)}
         votes = sorted(self.ai.values(), key=lambda v: order.get(v.voter.id, len(order)))
         return [v.voter.name for v in votes if v.choice == ABSTAIN]
+
+    def choice_text(self, key: str) -> str:
+        """An option as the card names it (`✅ Keep`); each front end may mark it its own way."""
+        option = self.option(key)
+        return f"{option.emoji} {option.label}".strip() if option is not None else key
+
+    @property
+    def open_keys(self) -> list[str]:
+        """The options people may vote for: during a tie, only the tied ones."""
+        return [o.key for o in self.open_options if self.option(o.key) is not None]
+
+    @property
+    def narrowed(self) -> bool:
+        """A tie's window offers fewer options than the ballot has."""
+        return len(self.open_keys) < len(self.started.options)
+
+    def marks(self, keys: Sequence[str] | None = None, joiner: str = "or") -> str:
+        """`✅ Keep or ❌ Replace`: the options people may vote for, or `keys`."""
+        return either([self.choice_text(k) for k in (self.open_keys if keys is None else keys)], joiner)
+
+    def tally_text(self, tally: Mapping[str, float], keys: Sequence[str] | None = None) -> str:
+        """`✅ Keep 2 · ❌ Replace 1`: every option in the ballot's order (or `keys`), then any other
+        choice the tally holds (an abstention)."""
+        if keys is None:
+            keys = [o.key for o in self.started.options] + [k for k in tally if self.option(k) is None]
+        return " · ".join(f"{self.choice_text(k)} {tally.get(k, 0):g}" for k in keys)
 
     def people_tally(self) -> dict[str, int]:
         counts = {o.key: 0 for o in self.open_options}

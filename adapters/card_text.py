@@ -90,6 +90,8 @@ class Markup:
     strong: Callable[[str], str]
     escape: Callable[[str], str]  # a name from the configuration, shown as written
     choices: Callable[[Sequence[VoteOption]], str]  # `✅ keep or ❌ replace`, in the front end's marks
+    em: Callable[[str], str] = lambda text: text  # a quiet aside (`thinking…`)
+    model: Callable[[str], str] = lambda text: text  # text a model wrote (a vote's reason)
 
 
 def _every(exchanges: object) -> str:

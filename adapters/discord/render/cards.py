@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -77,10 +77,6 @@ def persona_label(ref: PersonaRef) -> str:
     return f"{ref.emoji} **{ref.name}**"
 
 
-def option_label(option: VoteOption) -> str:
-    return f"{option.emoji} {option.label}"
-
-
 def timestamp(at: datetime, style: str = "R") -> str:
     """A Discord timestamp: every reader sees it in their own time zone."""
     return f"<t:{int(at.timestamp())}:{style}>"
@@ -93,7 +89,9 @@ def _options_text(options: Sequence[VoteOption], joiner: str = "or") -> str:
     return either([f"{o.emoji} {o.label.lower()}" for o in options], joiner)
 
 
-DISCORD_MARKUP = Markup(strong=lambda text: f"**{text}**", escape=md, choices=_options_text)
+DISCORD_MARKUP = Markup(
+    strong=lambda text: f"**{text}**", escape=md, choices=_options_text, em=lambda text: f"*{text}*"
+)
 
 
 def clock_line(elapsed: float, remaining: float | None, paused: bool) -> str:
@@ -168,19 +166,13 @@ def notice_text(event: Notice) -> str:
     return f"{_NOTICE_MARK[event.level]} {event.message}"
 
 
-def verdict_card(
-    event: Verdict, *, tally_labels: Mapping[str, str] | None = None, abstained: Sequence[str] = ()
-) -> Card:
-    """A ruling: the judge's (each round, then final), the audience's, or the council's decision.
-
-    `tally_labels` (option key → label) puts the tally on the card; `abstained` names who abstained.
-    """
+def verdict_card(event: Verdict, *, tally: str = "", abstained: Sequence[str] = ()) -> Card:
+    """A ruling: the judge's (each round, then final), the audience's, or the council's decision,
+    with its tally (`✅ Keep 2 · ❌ Replace 1`) and who abstained when it has them."""
     by = f" · {event.by.emoji} {event.by.name}" if event.by else ""
     lines = [f"**{event.winner_label}**"]
-    if tally_labels is not None and event.tally:
-        lines.append(
-            "Votes: " + " · ".join(f"{tally_labels.get(k, k)} {v:g}" for k, v in event.tally.items())
-        )
+    if tally:
+        lines.append(f"Votes: {tally}")
     if abstained:
         lines.append(f"Abstained: {', '.join(abstained)}")
     if event.reasoning:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import assert_never
 
-from adapters.ballot_card import CardEvent, council_ballot
+from adapters.ballot_card import BallotCard, CardEvent, council_ballot
 from adapters.ballot_words import clicking
 from adapters.chunking import split_message
 from adapters.discord.render.cards import (
@@ -15,12 +15,11 @@ from adapters.discord.render.cards import (
     closing_card,
     notice_text,
     opening_card,
-    option_label,
     switch_text,
     verdict_card,
 )
 from adapters.discord.render.ops import MESSAGE_LIMIT, Attachment, Card, Op, Post, React, Show
-from adapters.discord.render.votecard import BallotView, vote_card
+from adapters.discord.render.votecard import vote_card
 from adapters.results import ending_text
 from core.events import (
     Artifact,
@@ -95,7 +94,7 @@ class DiscordView:
         self._started: DebateStarted | None = None
         self._turns: dict[str, _Turn] = {}
         self._shown: set[str] = set()
-        self._ballots: dict[str, BallotView] = {}
+        self._ballots: dict[str, BallotCard] = {}
         self._last_moderator_text = ""
 
     def mark_shown(self, slots: Iterable[str]) -> None:
@@ -134,7 +133,7 @@ class DiscordView:
                 )
                 return [Show(turn_slot(event.turn_id), posts)]
             case VotingStarted():
-                ballot = self._ballots[event.vote_id] = BallotView(event)
+                ballot = self._ballots[event.vote_id] = BallotCard(event)
                 return [self._card(ballot)]
             case HumanVoteOpened():
                 # the ballot's seeds go on only when people may vote, and only for what they may
@@ -180,8 +179,8 @@ class DiscordView:
         ballot = council_ballot(self.format, self._ballots.values(), event)
         if ballot is None:
             return verdict_card(event)
-        labels = {o.key: option_label(o) for o in ballot.started.options}
-        return verdict_card(event, tally_labels=labels, abstained=ballot.abstained())
+        tally = ballot.tally_text(event.tally, list(event.tally)) if event.tally else ""
+        return verdict_card(event, tally=tally, abstained=ballot.abstained())
 
     def _opening(self, status: str = "", *, live: bool = False) -> Show:
         assert self._started is not None
@@ -197,8 +196,8 @@ class DiscordView:
             return [Show(slot, posts)]
         return []
 
-    def _card(self, view: BallotView, *, live: bool = False) -> Show:
-        card = clicking_card(vote_card(view)) if self.buttons else vote_card(view)
+    def _card(self, view: BallotCard, *, live: bool = False) -> Show:
+        card = vote_card(view, buttons=self.buttons)
         return Show(vote_slot(view.started.vote_id), (Post(cards=(card,)),), live=live)
 
     def _ballot_update(self, event: CardEvent, *, live: bool = False) -> list[Op]:

@@ -29,7 +29,13 @@ def options_text(options: Sequence[VoteOption]) -> str:
 # --- the opening card ------------------------------------------------------------------------------
 
 
-SLACK_MARKUP = Markup(strong=lambda text: f"*{text}*", escape=escape, choices=lambda o: options_text(o))
+SLACK_MARKUP = Markup(
+    strong=lambda text: f"*{text}*",
+    escape=escape,
+    choices=lambda o: options_text(o),
+    em=lambda text: f"_{text}_",
+    model=model_text,
+)
 
 
 def how_to_vote(fmt: str, settings: Mapping[str, Any], cast: Sequence[CastMember] = ()) -> str | None:

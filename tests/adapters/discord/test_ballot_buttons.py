@@ -38,7 +38,9 @@ async def test_one_vote_per_member_changeable_and_disabled_at_close(world: World
     await world.start()
     ballot = card(world.thread(), "🗳️")
     text = ballot.embeds[0].description or ""
-    assert "**It's a tie — people decide.** Click ✅ Keep or ❌ Replace; voting closes <t:" in text
+    assert "**It's a tie: people decide!** Click ✅ Keep or ❌ Replace within" in text
+    assert "One vote each: your last click counts." in text
+    assert "People so far: ✅ Keep 0 · ❌ Replace 0 · voting closes <t:" in text
     assert "react" not in text.lower().replace("reactions", "")
     assert labels(ballot) == [("Keep", False), ("Replace", False)]
     assert not ballot.reactions  # nothing seeded: no Add Reactions needed, no bot counts to subtract
@@ -50,7 +52,7 @@ async def test_one_vote_per_member_changeable_and_disabled_at_close(world: World
     assert await said(world, world.carol, "Replace") == "You voted ❌ Replace."
     await world.env.settle()
     shown = card(world.thread(), "🗳️").embeds[0].description or ""
-    assert "People: ✅ Keep 2 · ❌ Replace 1" in shown  # live counts on the card
+    assert "People so far: ✅ Keep 2 · ❌ Replace 1" in shown  # live counts on the card
 
     await world.env.advance_time(30)
     await world.env.settle()

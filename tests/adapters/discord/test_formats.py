@@ -82,14 +82,15 @@ async def test_arena_turns_vote_card_tie_switch_notice_and_closing(world: World)
     )
     ballot = card(thread, "🗳️")
     live = _body(ballot)
-    assert "**It's a tie — people decide.** React ✅ Keep or ❌ Replace; voting closes <t:" in live
+    assert "**It's a tie: people decide!** React with ✅ Keep or ❌ Replace within 30 s." in live
+    assert "People so far: ✅ Keep 0 · ❌ Replace 0 · voting closes <t:" in live
     assert "— *Could not vote; counted as keep.*" in live
 
     await world.alice.react(ballot, "❌")
     await world.bob.react(ballot, "✅")
     await world.bob.unreact(ballot, "✅")  # bob withdraws his vote
     await world.carol.react(ballot, "🎉")  # not an option: no vote
-    assert "People: ✅ Keep 0 · ❌ Replace 1" in _body(card(thread, "🗳️"))
+    assert "People so far: ✅ Keep 0 · ❌ Replace 1 · voting closes" in _body(card(thread, "🗳️"))
     await world.env.advance_time(30)
 
     events = await world.events()
@@ -197,7 +198,7 @@ async def test_oxford_audience_cards_turns_verdicts_and_closing(world: World) ->
     )
     before = card(thread, "🗳️")
     assert _body(before).startswith(
-        "**Vote now:** react 👍 For, 👎 Against or 🤷 Undecided; voting closes <t:"
+        f"**Vote now:** react with 👍 For, 👎 Against or 🤷 Undecided within {WINDOW} s. One vote each:"
     )
     assert {str(r.emoji): r.count for r in before.reactions} == {"👍": 1, "👎": 1, "🤷": 1}
 
@@ -320,18 +321,19 @@ async def test_council_proposals_tie_among_the_tied_only_result_and_closing(worl
     assert live.startswith(
         "🧮 **Ada Quill** → 1️⃣ Ada Quill's proposal — It pays for itself.\n"
         "📈 **Dario Vance** → 3️⃣ Esme Hart's proposal — The centre is where it matters.\n"
-        "⚖️ **Esme Hart** — abstains — Both leading plans have merit.\n"
-        "🛠️ **Kit Nakamura** — abstains — *Could not vote; counted as an abstention.*\n\n"
-        "**It's a tie between 1️⃣ Ada Quill's proposal and 3️⃣ Esme Hart's proposal — people decide.**"
-        " React 1️⃣ or 3️⃣; only those count. Voting closes <t:"
+        "⚖️ **Esme Hart** abstains — Both leading plans have merit.\n"
+        "🛠️ **Kit Nakamura** abstains — *Could not vote; counted as an abstention.*\n\n"
+        "**It's a tie between 1️⃣ Ada Quill's proposal and 3️⃣ Esme Hart's proposal: people decide!**"
+        f" React with one of them within {WINDOW} s; the other options don't count. One vote each: your"
+        " newest reaction still on the card counts.\nPeople so far: 1️⃣ Ada Quill's proposal 0 · 3️⃣ Esme Hart's"
+        " proposal 1 · voting closes <t:"
     )
-    assert live.endswith("People: 1️⃣ Ada Quill's proposal 0 · 3️⃣ Esme Hart's proposal 1")
     await world.carol.react(ballot, "1️⃣")
     await world.bob.react(ballot, "3️⃣")
     await world.bob.react(ballot, "2️⃣")  # not tied: no vote, and no error; his 3️⃣ stands
-    assert _body(card(thread, "🗳️")).endswith("People: 1️⃣ Ada Quill's proposal 1 · 3️⃣ Esme Hart's proposal 2")
+    assert "People so far: 1️⃣ Ada Quill's proposal 1 · 3️⃣ Esme Hart's proposal 2 · " in _body(card(thread, "🗳️"))
     await world.bob.unreact(ballot, "3️⃣")  # takes his vote back
-    assert _body(card(thread, "🗳️")).endswith("People: 1️⃣ Ada Quill's proposal 1 · 3️⃣ Esme Hart's proposal 1")
+    assert "People so far: 1️⃣ Ada Quill's proposal 1 · 3️⃣ Esme Hart's proposal 1 · " in _body(card(thread, "🗳️"))
     await world.bob.react(ballot, "3️⃣")
     await world.env.advance_time(WINDOW)
 

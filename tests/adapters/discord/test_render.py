@@ -133,7 +133,7 @@ def test_the_vote_card_fills_in_live_and_closes_with_the_result() -> None:
     assert isinstance(card, Show)
     assert "🦉 **Basil Thorne** — *thinking…*" in card.posts[0].cards[0].description
     assert (
-        "If the observers tie, people decide: react ✅ Keep or ❌ Replace."
+        "If the observers tie, people decide: react with ✅ Keep or ❌ Replace."
         in card.posts[0].cards[0].description
     )
 
@@ -148,13 +148,15 @@ def test_the_vote_card_fills_in_live_and_closes_with_the_result() -> None:
     )
     assert seeds == React("vote:v1", ("✅", "❌"))
     ends = int(opened_at.timestamp()) + 30
-    assert f"**It's a tie — people decide.** React ✅ Keep or ❌ Replace; voting closes <t:{ends}:R>." in (
-        _description(window)
-    )
+    assert (
+        "**It's a tie: people decide!** React with ✅ Keep or ❌ Replace within 30 s. One vote each:"
+        " your newest reaction still on the card counts.\nPeople so far: ✅ Keep 0 · ❌ Replace 0"
+        f" · voting closes <t:{ends}:R>"
+    ) in _description(window)
     person = Voter(id="42", name="alice", human=True)
     [tally] = view.render(VoteCast(vote_id="v1", voter=person, choice="replace"))
     assert isinstance(tally, Show) and tally.live
-    assert "People: ✅ Keep 0 · ❌ Replace 1" in _description(tally)
+    assert "People so far: ✅ Keep 0 · ❌ Replace 1" in _description(tally)
 
     [closed] = view.render(
         VotingClosed(

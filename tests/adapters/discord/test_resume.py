@@ -71,7 +71,7 @@ async def test_a_restart_during_a_vote_keeps_votes_made_before_and_after(world: 
     await world.start()
     thread = world.thread()
     ballot = card(thread, "🗳️")
-    assert "**It's a tie — people decide.**" in (ballot.embeds[0].description or "")
+    assert "**It's a tie: people decide!**" in (ballot.embeds[0].description or "")
     await world.alice.react(ballot, "❌")
     before = [m.id for m in shown(world)]
 
@@ -84,11 +84,11 @@ async def test_a_restart_during_a_vote_keeps_votes_made_before_and_after(world: 
     text = card(thread, "🗳️").embeds[0].description or ""
     ends = int(reopened[-1].at.timestamp() + reopened[-1].window)
     assert f"voting closes <t:{ends}:R>" in text  # the card shows the new closing time
-    assert "People: ✅ Keep 0 · ❌ Replace 1" in text  # alice's vote from before the restart
+    assert "People so far: ✅ Keep 0 · ❌ Replace 1" in text  # alice's vote from before the restart
 
     await world.bob.react(ballot, "❌")
     await world.carol.react(ballot, "✅")
-    assert "People: ✅ Keep 1 · ❌ Replace 2" in (card(thread, "🗳️").embeds[0].description or "")
+    assert "People so far: ✅ Keep 1 · ❌ Replace 2" in (card(thread, "🗳️").embeds[0].description or "")
     await world.env.advance_time(30)
 
     events = await world.events()
@@ -124,7 +124,7 @@ async def test_after_a_process_restart_reactions_made_while_it_was_down_count(wo
         await _restart(world, rt)
         reopened = await world.bot.fetch_channel(thread.id)
         assert isinstance(reopened, discord.Thread) and not reopened.archived
-        assert "People: ✅ Keep 0 · ❌ Replace 2" in (card(thread, "🗳️").embeds[0].description or "")
+        assert "People so far: ✅ Keep 0 · ❌ Replace 2" in (card(thread, "🗳️").embeds[0].description or "")
         await world.env.advance_time(30)
 
         events = await rt.store.events((await rt.store.list_debates(1))[0].id)
@@ -255,7 +255,7 @@ async def test_events_stored_but_never_shown_before_a_kill_are_shown_once(world:
         ballot = card(world.thread(), "🗳️")
         assert ballot.id != lost.id
         assert {str(r.emoji): r.count for r in ballot.reactions} == {"✅": 1, "❌": 1}
-        assert "**It's a tie — people decide.**" in (ballot.embeds[0].description or "")
+        assert "**It's a tie: people decide!**" in (ballot.embeds[0].description or "")
         await world.alice.react(ballot, "❌")
         await world.env.advance_time(30)
         events = await rt.store.events(record.id)

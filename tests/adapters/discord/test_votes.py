@@ -31,7 +31,8 @@ async def test_on_an_ai_tie_the_people_decide_each_counted_once(world: World) ->
     thread = world.thread()
     ballot = card(thread, "🗳️")
     text = ballot.embeds[0].description or ""
-    assert "**It's a tie — people decide.** React ✅ Keep or ❌ Replace; voting closes <t:" in text
+    assert "**It's a tie: people decide!** React with ✅ Keep or ❌ Replace within" in text
+    assert "People so far: ✅ Keep 0 · ❌ Replace 0 · voting closes <t:" in text
     counts = {str(r.emoji): r.count for r in ballot.reactions}
     assert counts == {"✅": 1, "❌": 1}  # the bot's own: the ballot
 
@@ -42,7 +43,7 @@ async def test_on_an_ai_tie_the_people_decide_each_counted_once(world: World) ->
     await world.carol.unreact(ballot, "✅")  # carol withdraws
 
     live = card(thread, "🗳️").embeds[0].description or ""
-    assert "People: ✅ Keep 0 · ❌ Replace 2" in live
+    assert "People so far: ✅ Keep 0 · ❌ Replace 2" in live
     await world.env.advance_time(WINDOW)
 
     events = await world.events()
@@ -87,7 +88,9 @@ async def test_reactions_made_before_the_window_opens_count_when_it_does(world: 
     await world.env.advance_time(60)  # the observers answer: a tie, the window opens
     opened = [e for e in await world.events() if isinstance(e, HumanVoteOpened)]
     assert [o.reason for o in opened] == ["tie"]
-    assert "People: ✅ Keep 2 · ❌ Replace 1" in (card(world.thread(), "🗳️").embeds[0].description or "")
+    assert "People so far: ✅ Keep 2 · ❌ Replace 1" in (
+        card(world.thread(), "🗳️").embeds[0].description or ""
+    )
     await world.env.advance_time(WINDOW)
 
     closed = _closed(await world.events())
@@ -99,7 +102,9 @@ async def test_reactions_made_before_the_window_opens_count_when_it_does(world: 
 async def test_in_vote_mode_the_peoples_majority_is_one_more_vote(world: World) -> None:
     await world.start(humans="vote")
     ballot = card(world.thread(), "🗳️")
-    assert "**People vote now.**" in (ballot.embeds[0].description or "")
+    assert "**People vote too:** react with ✅ Keep or ❌ Replace within" in (
+        ballot.embeds[0].description or ""
+    )
 
     await world.alice.react(ballot, "❌")
     await world.env.advance_time(WINDOW)

@@ -176,7 +176,7 @@ def test_vote_card_lives_through_the_ballot() -> None:
     assert isinstance(card, Post)
     assert card.key == "vote:v1"
     assert card.reactions == ("white_check_mark", "x")
-    assert "Basil Thorne _thinking…_" in shown(card)
+    assert "🦉 *Basil Thorne* — _thinking…_" in shown(card)
     (live,) = view.render(
         VoteCast(vote_id="v1", voter=Voter.of(BASIL), choice="keep", reason="Sharp <@U9> answer.")
     )
@@ -209,7 +209,7 @@ def test_vote_card_lives_through_the_ballot() -> None:
     assert "*Result: Ada Quill is replaced*" in text
     assert "AI: ✅ Keep 1 · ❌ Replace 1" in text
     assert "People: ✅ Keep 0 · ❌ Replace 1" in text
-    assert "Vera Stone _no vote_" in text
+    assert "*Vera Stone* — _no vote_" in text
     assert "Voting is closed." in text
 
 
@@ -278,7 +278,7 @@ def test_an_audience_vote_without_ai_voters_asks_for_your_vote() -> None:
     )
     view.render(audience)
     (opened,) = view.render(HumanVoteOpened(vote_id="a1", options=(KEEP, REPLACE), window=60, reason="vote"))
-    assert "*Your vote* (60 s): react with ✅ Keep or ❌ Replace." in shown(opened)
+    assert "*Vote now:* react with ✅ Keep or ❌ Replace within 60 s." in shown(opened)
     assert "one more vote" not in shown(opened)
 
 
@@ -349,7 +349,7 @@ def test_a_tie_among_some_options_names_only_those_in_labels() -> None:
     text = shown(tie)
     assert (
         "*It's a tie between 1️⃣ Ada Quill's proposal and 2️⃣ Basil Thorne's proposal: people decide!*"
-        " React with one of them within 30 s; reactions for other options don't count." in text
+        " React with one of them within 30 s; the other options don't count." in text
     )
     assert "People so far: 1️⃣ Ada Quill's proposal 0 · 2️⃣ Basil Thorne's proposal 0" in text
     assert "Vera" not in text.split("People so far")[1]
