@@ -50,7 +50,7 @@ from bot.config import Config, Secrets, load_config
 from bot.runtime import Runtime
 from core.events import DebateCompleted, Event
 from core.llm.scripted import Script, ScriptedModel
-from core.ports import AdmissionAsk, Claimed, DebateRecord, DebateStatus, Refused, new_owner_id
+from core.ports import AdmissionAsk, ChannelClaim, Claimed, DebateRecord, DebateStatus, Refused, new_owner_id
 from core.spec import DebateSpec
 
 REPO = Path(__file__).resolve().parent.parent
@@ -198,12 +198,6 @@ class MemoryStore:
     async def admit(self, ask: AdmissionAsk) -> Claimed | Refused:
         return Claimed(at=time.time(), previous_start=None)
 
-    async def claim_started(self, platform: str, channel: str, debate_id: str) -> None:
-        return None
-
-    async def renew_claim(self, platform: str, channel: str) -> bool:
-        return True
-
     async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
         return None
 
@@ -227,7 +221,7 @@ class MemoryStore:
     async def live_workers(self, role: str) -> int:
         return 1
 
-    async def create_debate(self, record: DebateRecord) -> None:
+    async def create_debate(self, record: DebateRecord, *, claim: ChannelClaim | None = None) -> None:
         self._debates[record.id] = record
 
     async def append(self, event: Event) -> None:

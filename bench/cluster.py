@@ -97,11 +97,10 @@ async def worker_main() -> None:
                 binding = Binding(
                     platform="bench", scope=req["scope"], channel=req["channel"], started_by=req["user"]
                 )
-                await claim.still_held()  # as the front ends do, right before the debate is created
-                handle = await rt.start_debate(
-                    DebateSpec("arena", req["topic"], OPTIONS), Quiet(), binding=binding
+                handle = await rt.start_debate(  # as the front ends do: under the claim
+                    DebateSpec("arena", req["topic"], OPTIONS), Quiet(), binding=binding, claim=claim.key
                 )
-                await claim.started(handle.debate_id)
+                claim.started()
             return {"debate_id": handle.debate_id}
 
         async def answer(req: dict[str, Any]) -> None:

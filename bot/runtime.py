@@ -20,7 +20,7 @@ from core.llm.registry import ModelRegistry
 from core.llm.scripted import Script
 from core.manager import DebateManager
 from core.models import Persona
-from core.ports import Binding, EventSink, Store
+from core.ports import Binding, ChannelClaim, EventSink, Store
 from core.prepare import PreparedDebate, prepare_debate
 from core.recovery import Adopted, Attach, Recovery
 from core.session import DebateHandle
@@ -181,8 +181,9 @@ class Runtime:
         *,
         binding: Binding | None = None,
         seed: int | None = None,
+        claim: ChannelClaim | None = None,
     ) -> DebateHandle:
-        return await self.manager.start(spec, sink, binding=binding, seed=seed)
+        return await self.manager.start(spec, sink, binding=binding, seed=seed, claim=claim)
 
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ simultaneous starts anywhere at most the limits pass. It is async; the claim it 
 
     claim = await admission.admit(platform=..., scope=..., channel=..., user=...)
     async with claim:
-        handle = await start(...)
-        await claim.started(handle.debate_id)
+        handle = await manager.start(..., claim=claim.key)  # created only while the claim stands
+        claim.started()
 
 Platform permission checks (roles, user groups) stay in the adapters; these rules are the same
 everywhere.
@@ -25,7 +25,7 @@ from types import TracebackType
 from core.clock import Clock
 from core.errors import TOO_MANY_DEBATES, AdmissionError, StoreError
 from core.manager import DebateManager
-from core.ports import AdmissionAsk, Claimed, Refused, Store
+from core.ports import AdmissionAsk, ChannelClaim, Claimed, Refused, Store
 from core.settings import LimitsSettings
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,6 @@ def already_running(topic: str) -> str:
 
 
 STARTING_HERE = "A debate is being started in this channel right now; wait a moment."
-LAPSED = "Starting it took so long that its place in this channel lapsed; try again."
 
 
 def scope_full(count: int, limit: int) -> str:
@@ -83,19 +82,19 @@ class Claim:
     def channel(self) -> str:
         return self._ask.channel
 
-    async def still_held(self) -> None:
-        """Before the debate starts: the claim is held for another lease, or AdmissionError when it
-        lapsed (its worker paused past a lease: another start may hold the channel now)."""
-        if not await self._store.renew_claim(self._ask.platform, self._ask.channel):
-            raise AdmissionError(LAPSED)
+    @property
+    def key(self) -> ChannelClaim:
+        """What the debate is created under (`DebateManager.start`): the store creates it only while
+        this claim stands, and the claim then stands for it (ClaimLapsed when it lapsed meanwhile:
+        its worker paused past a lease, and another start may hold the channel now)."""
+        return ChannelClaim(self._ask.platform, self._ask.channel)
 
-    async def started(self, debate_id: str) -> None:
-        """The debate runs: from now on it counts itself, and it is found by this claim's channel
-        too (a Discord thread's parent channel, say). The cooldown stays."""
+    def started(self) -> None:
+        """The debate runs under this claim (linked to it as it was created): nothing to give back;
+        the cooldown stays."""
         if self._open:
             self._open = False
             self._on_close(self)
-            await self._store.claim_started(self._ask.platform, self._ask.channel, debate_id)
 
     async def release(self) -> None:
         """The start failed: free the channel and give the person their cooldown back. With the

@@ -8,6 +8,7 @@ DebateError
  │    ├── StoreUnavailable    a transient fault (locked, busy, disk full, connection lost): retry
  │    ├── StoreGaveUp         the store stayed unavailable past storage.outage_limit
  │    ├── LeaseLost           another process owns the debate now: this one may not write it
+ │    ├── ClaimLapsed         a start's claim on its channel lapsed before its debate was created
  │    └── UnreadableDebate    a stored debate (its row or an event) no longer loads
  ├── AdmissionError       a start was refused by policy (cooldown, one per channel, caps)
  └── BallotError          a human vote was refused
@@ -67,6 +68,17 @@ class StoreGaveUp(StoreError):
 
 class LeaseLost(StoreError):
     """This process does not own the debate (any more): its writes are refused."""
+
+
+LAPSED = "Starting it took so long that its place in this channel lapsed; try again."
+
+
+class ClaimLapsed(StoreError):
+    """A start's claim on its channel lapsed before its debate was created (its process paused past a
+    lease, and another start may hold the channel now): the debate was not created."""
+
+    def __init__(self) -> None:
+        super().__init__(LAPSED)
 
 
 class UnreadableDebate(StoreError):

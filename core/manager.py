@@ -28,7 +28,7 @@ from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
 from core.observe import DebateTags, EventObserver, ObservedSink
 from core.outlasting import Waiting, confirmed_now
-from core.ports import Binding, DebateRecord, EventSink, Store
+from core.ports import Binding, ChannelClaim, DebateRecord, EventSink, Store
 from core.prepare import (
     AlreadyEnded,
     CannotResume,
@@ -152,12 +152,10 @@ class DebateManager:
     async def resume(
         self, record: DebateRecord, sink: EventSink, *, notice: Notice | None = None
     ) -> DebateHandle:
-        """Continue a stored debate from its event log (see core.replay).
-
-        Takes the debate's lease first (LeasedElsewhere when another live process holds it).
-        Raises CannotResume when its format or options no longer fit this Rostra's code or config.
-        `notice` is said in the thread once the log has been replayed (why it stopped, say).
-        """
+        """Continue a stored debate from its event log (see core.replay), taking its lease first
+        (LeasedElsewhere when another live process holds it). CannotResume when its format or options
+        no longer fit this Rostra's code or config; `notice` is said in the thread once the log has
+        been replayed (why it stopped, say)."""
         if record.id in self._sessions:
             raise CannotResume("it is already running")
         await self._take_lease(record)
@@ -236,6 +234,7 @@ class DebateManager:
         *,
         binding: Binding | None = None,
         seed: int | None = None,
+        claim: ChannelClaim | None = None,
     ) -> DebateHandle:
         prepared = self.prepare(spec)
         if len(self._sessions) >= self.settings.limits.max_concurrent_debates:
@@ -260,7 +259,8 @@ class DebateManager:
                 binding=binding,
                 created_at=now,
                 updated_at=now,
-            )
+            ),
+            claim=claim,
         )
         handle = self._run(
             self._session(

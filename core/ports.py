@@ -108,6 +108,14 @@ class AdmissionAsk:
 
 
 @dataclass(frozen=True)
+class ChannelClaim:
+    """An admitted start's claim on its channel (`Store.admit`), which its debate is created under."""
+
+    platform: str
+    channel: str
+
+
+@dataclass(frozen=True)
 class Claimed:
     """Admitted: the channel's claim is taken and the person's cooldown runs from `at` (epoch
     seconds); `previous_start` is what the cooldown held before (given back if the start fails)."""
@@ -188,14 +196,6 @@ class Store(Protocol):
         """Check every admission limit and take the channel's claim, atomically across processes."""
         ...
 
-    async def claim_started(self, platform: str, channel: str, debate_id: str) -> None:
-        """This store's claim on the channel now stands for the running debate."""
-        ...
-
-    async def renew_claim(self, platform: str, channel: str) -> bool:
-        """This store's pending claim on the channel held for another lease; False once it lapsed."""
-        ...
-
     async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
         """A start that failed: its claim removed, the person's cooldown as it was before."""
         ...
@@ -227,7 +227,11 @@ class Store(Protocol):
         """How many processes of `role` are alive now (this one included once it joined)."""
         ...
 
-    async def create_debate(self, record: DebateRecord) -> None: ...
+    async def create_debate(self, record: DebateRecord, *, claim: ChannelClaim | None = None) -> None:
+        """Store a new debate, leased to this store. With `claim`: only while this store's claim on
+        that channel stands, which from then on stands for the running debate (found by the claim's
+        channel too), in one transaction; else ClaimLapsed and nothing is stored."""
+        ...
 
     async def append(self, event: Event) -> None:
         """Store one event; its `seq` must follow the last stored one without a gap."""

@@ -248,13 +248,12 @@ class Launcher:
             platform=PLATFORM, scope=str(plan.guild.id), channel=str(thread.id), started_by=str(plan.user.id)
         )
         try:
-            await claim.still_held()  # not if it lapsed meanwhile (this worker paused past a lease)
-            handle = await self.rt.manager.start(spec, sink, binding=binding)
+            handle = await self.rt.manager.start(spec, sink, binding=binding, claim=claim.key)
         except DebateError:
             await sink.aclose()
             raise
         sink.attach(handle)
-        await claim.started(handle.debate_id)
+        claim.started()
         self.desk.add(Running(handle, sink, thread.id, plan.channel.id))
         for key, value in (
             ("discord.guild_id", plan.guild.id),

@@ -200,13 +200,12 @@ class Launcher:
             platform=PLATFORM, scope=request.team, channel=request.channel, started_by=request.user
         )
         try:
-            await claim.still_held()  # not if it lapsed meanwhile (this worker paused past a lease)
-            handle = await self.rt.manager.start(spec, sink, binding=binding)
+            handle = await self.rt.manager.start(spec, sink, binding=binding, claim=claim.key)
         except DebateError as exc:
             await self._withdraw_card(request.channel, thread_ts, why_not_started(exc))
             await replies.say(messages.could_not_start(why_not_started(exc)))
             return
-        await claim.started(handle.debate_id)
+        claim.started()
         self.desk.track(sink)
         sink.attach(handle, self.desk.forget)
         self.results.follow(handle, sink)

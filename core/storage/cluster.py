@@ -7,9 +7,11 @@ inbound deliveries were seen already, and which workers are alive.
   inside the writer's `BEGIN IMMEDIATE` (the file's write lock); Postgres takes a transaction-scoped
   advisory lock first, so admissions in every process run one at a time (each statement then sees
   what the one before committed). A pending claim carries an expiry its worker's heartbeat renews:
-  a worker that dies (SIGKILL) leaves a claim that lapses after one lease. A claim linked to its
-  debate counts as long as that debate is running; it only serves to find the debate by the channel
-  it was asked for in (a Discord thread's parent channel, say).
+  a worker that dies (SIGKILL) leaves a claim that lapses after one lease. The debate is created
+  under its claim (one transaction, and under the advisory lock on Postgres): a worker paused past
+  its claim's lapse, woken after another start took the channel, finds its claim gone and creates
+  nothing. A claim linked to its debate counts as long as that debate is running; it also finds the
+  debate by the channel it was asked for in (a Discord thread's parent channel, say).
 - Idempotency (`deliveries`): an inbound key (Slack event_id or trigger_id, a Discord interaction
   id) is inserted if absent or expired, atomically; only the caller that inserted it goes on. Rows
   expire after their TTL and are purged on the heartbeat, a bounded number at a time.
@@ -57,7 +59,6 @@ class ClusterStatements:
     insert_claim: str
     set_cooldown: str
     claim_started: str
-    renew_claim: str
     release_claim: str
     cooldown_gone: str
     cooldown_back: str
@@ -117,12 +118,8 @@ _CLUSTER = ClusterStatements(
         "INSERT INTO cooldowns (platform, person, started_at) VALUES ($1, $2, $3)"
         " ON CONFLICT (platform, person) DO UPDATE SET started_at = excluded.started_at"
     ),
-    claim_started=(
+    claim_started=(  # its row gone: it lapsed and was purged (another start may hold the channel)
         "UPDATE claims SET debate_id = $3 WHERE platform = $1 AND channel = $2 AND worker = $4"
-        " RETURNING channel"
-    ),
-    renew_claim=(  # its row gone: it lapsed and was purged (another start may hold the channel)
-        "UPDATE claims SET expires_at = $4 WHERE platform = $1 AND channel = $2 AND worker = $3"
         " AND debate_id = '' RETURNING channel"
     ),
     release_claim=(

@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 
 import asyncpg
 
+from core.errors import ClaimLapsed
 from core.events import Event
-from core.ports import AdmissionAsk, Claimed, DebateRecord, Refused
+from core.ports import AdmissionAsk, ChannelClaim, Claimed, DebateRecord, Refused
 from core.settings import StorageSettings
 from core.storage import cluster, installations, sql
 from core.storage.postgres_db import VOTES_CHANNEL, VoteNotices
@@ -89,20 +90,18 @@ class PostgresCluster(ABC):
             self._claims.add((ask.platform, ask.channel))
         return result
 
-    async def claim_started(self, platform: str, channel: str, debate_id: str) -> None:
-        async def op(conn: asyncpg.Connection) -> None:
-            await conn.execute(CLUSTER.claim_started, platform, channel, debate_id, self._owner)
-
-        self._claims.discard((platform, channel))  # not renewed even if this fails: it lapses
-        await self._write(op)
-
-    async def renew_claim(self, platform: str, channel: str) -> bool:
-        async def op(conn: asyncpg.Connection) -> bool:
-            until = time.time() + self.settings.lease_seconds
-            return await conn.fetchrow(CLUSTER.renew_claim, platform, channel, self._owner, until) is not None
-
-        held: bool = await self._write(op)
-        return held
+    async def _claimed_for(
+        self, conn: asyncpg.Connection, claim: ChannelClaim | None, debate_id: str
+    ) -> None:
+        """In the transaction that creates the debate, under the admissions' lock (an admission purges
+        lapsed claims): its claim now stands for it, or ClaimLapsed when the claim is gone."""
+        if claim is None:
+            return
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", cluster.ADMISSION_LOCK)
+        self._claims.discard((claim.platform, claim.channel))  # not renewed even if this fails: it lapses
+        params = (claim.platform, claim.channel, debate_id, self._owner)
+        if await conn.fetchrow(CLUSTER.claim_started, *params) is None:
+            raise ClaimLapsed()
 
     async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
         async def op(conn: asyncpg.Connection) -> None:

@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from core.errors import ClaimLapsed
 from core.events import Event
-from core.ports import AdmissionAsk, Claimed, DebateRecord, Refused
+from core.ports import AdmissionAsk, ChannelClaim, Claimed, DebateRecord, Refused
 from core.settings import StorageSettings
 from core.storage import cluster, installations, sql
 
@@ -80,23 +81,14 @@ class SQLiteCluster(ABC):
             self._claims.add((ask.platform, ask.channel))
         return result
 
-    async def claim_started(self, platform: str, channel: str, debate_id: str) -> None:
-        def op(conn: sqlite3.Connection) -> None:
-            conn.execute(CLUSTER.claim_started, (platform, channel, debate_id, self._owner))
-
-        self._claims.discard((platform, channel))  # not renewed even if this fails: it lapses
-        await self._write(op)
-
-    async def renew_claim(self, platform: str, channel: str) -> bool:
-        def op(conn: sqlite3.Connection) -> bool:
-            until = time.time() + self.settings.lease_seconds
-            return (
-                conn.execute(CLUSTER.renew_claim, (platform, channel, self._owner, until)).fetchone()
-                is not None
-            )
-
-        held: bool = await self._write(op)
-        return held
+    def _claimed_for(self, conn: sqlite3.Connection, claim: ChannelClaim | None, debate_id: str) -> None:
+        """In the transaction that creates the debate (on the writer's thread): its claim now stands
+        for it, or ClaimLapsed when the claim is gone (it lapsed, and an admission purged it)."""
+        if claim is None:
+            return
+        params = (claim.platform, claim.channel, debate_id, self._owner)
+        if conn.execute(CLUSTER.claim_started, params).fetchone() is None:
+            raise ClaimLapsed()
 
     async def give_back(self, ask: AdmissionAsk, claimed: Claimed) -> None:
         def op(conn: sqlite3.Connection) -> None:

@@ -12,9 +12,9 @@ import pytest
 
 from bot.config import Secrets
 from bot.runtime import Runtime
-from core.errors import TOO_MANY_DEBATES, AdmissionError
+from core.errors import TOO_MANY_DEBATES, AdmissionError, ClaimLapsed
 from core.events import HumanVoteOpened, VoteCast, VotingClosed
-from core.ports import AdmissionAsk, Binding, Claimed, Refused, Store
+from core.ports import AdmissionAsk, Binding, ChannelClaim, Claimed, Refused, Store
 from core.settings import StorageSettings
 from core.spec import DebateSpec
 from core.storage import open_store
@@ -73,8 +73,7 @@ async def test_a_started_claim_finds_its_debate_by_either_channel_and_counts_whi
     assert isinstance(claimed, Claimed)
     # started in a thread of its channel, as on Discord
     thread = Binding(platform="slack", scope="s1", channel="thread", started_by="u1")
-    await a.create_debate(record("d1", binding=thread))
-    await a.claim_started("slack", "origin", "d1")
+    await a.create_debate(record("d1", binding=thread), claim=ChannelClaim("slack", "origin"))
     for channel in ("origin", "thread"):
         found = await b.find_running("slack", channel)
         assert found is not None and found.id == "d1"
@@ -111,16 +110,26 @@ async def test_admission_counts_every_process_and_refuses_with_the_same_words(
         assert set(outcomes) == {"claimed", TOO_MANY_DEBATES}
 
 
-async def test_a_lapsed_claim_frees_the_channel_and_is_not_held_again(url: str, opener: Opener) -> None:
-    """A start admitted in a worker that was then paused past a lease: another start takes the
-    channel, and the first, woken, finds its claim gone before it starts a second debate there."""
+async def test_a_debate_is_created_only_while_its_claim_stands(url: str, opener: Opener) -> None:
+    """A start admitted in a worker that was then paused past a lease, at any point before its debate
+    is created: another start takes the channel, and the first, woken, creates nothing (its claim is
+    gone), so the channel never runs two debates. A lapsed claim nobody took still stands."""
     a, b = await opener(), await opener()
+    here = Binding(platform="slack", scope="s1", channel="c1")
     assert isinstance(await a.admit(ask("c1")), Claimed)
-    assert await a.renew_claim("slack", "c1")  # held: for another lease
     await run_sql(url, "UPDATE claims SET expires_at = 0")  # as if its worker had stopped renewing it
     assert isinstance(await b.admit(ask("c1", person="u2")), Claimed)
-    assert not await a.renew_claim("slack", "c1")
-    assert await b.renew_claim("slack", "c1")
+    with pytest.raises(ClaimLapsed, match="its place in this channel lapsed"):
+        await a.create_debate(record("d1", binding=here), claim=ChannelClaim("slack", "c1"))
+    assert await a.get_debate("d1") is None and await b.find_running("slack", "c1") is None
+    await b.create_debate(record("d2", binding=here), claim=ChannelClaim("slack", "c1"))
+    found = await a.find_running("slack", "c1")
+    assert found is not None and found.id == "d2"
+
+    assert isinstance(await a.admit(ask("c3", person="u3")), Claimed)
+    await run_sql(url, "UPDATE claims SET expires_at = 0 WHERE channel = 'c3'")  # lapsed, not taken
+    await a.create_debate(record("d3", binding=here), claim=ChannelClaim("slack", "c3"))
+    assert await b.admit(ask("c3", person="u4")) == Refused("running", topic="Tabs?")
 
 
 async def test_a_start_that_never_became_a_debate_gives_the_cooldown_back_whichever_worker_is_asked(
@@ -145,8 +154,8 @@ async def test_a_person_with_a_debate_running_keeps_the_cooldown_when_another_cl
     a, b = await opener(), await opener()
     claimed = await a.admit(ask("c1"))
     assert isinstance(claimed, Claimed)
-    await a.create_debate(record("d1", binding=Binding(platform="slack", scope="s1", channel="c1")))
-    await a.claim_started("slack", "c1", "d1")
+    here = Binding(platform="slack", scope="s1", channel="c1")
+    await a.create_debate(record("d1", binding=here), claim=ChannelClaim("slack", "c1"))
     assert isinstance(await a.admit(ask("c2", cooldown=0)), Claimed)  # a second start, never begun
     await run_sql(url, "UPDATE claims SET expires_at = 0 WHERE channel = 'c2'")
     cooling = await b.admit(ask("c3"))

@@ -65,9 +65,12 @@ class Worker:
                 started_by=ask["user"],
             )
             handle = await self.rt.start_debate(
-                DebateSpec("arena", req.get("topic", "Tabs or spaces?"), LONG), Quiet(), binding=binding
+                DebateSpec("arena", req.get("topic", "Tabs or spaces?"), LONG),
+                Quiet(),
+                binding=binding,
+                claim=claim.key,
             )
-            await claim.started(handle.debate_id)
+            claim.started()
         return {"debate_id": handle.debate_id}
 
     async def burst(self, req: dict[str, Any]) -> dict[str, Any]:
