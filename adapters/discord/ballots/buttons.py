@@ -15,18 +15,14 @@ from typing import Any
 
 import discord
 
+from adapters.click_votes import ENDED, UNAVAILABLE, vote_elsewhere, vote_here
 from adapters.discord.inbound.answers import in_time, tell
 from adapters.discord.inbound.once import first_delivery
 from adapters.host import Host
 from adapters.remote_votes import RemoteReactions
-from core.errors import BallotClosedError, BallotError, StoreError
 from core.models import VoteOption
 
 log = logging.getLogger(__name__)
-
-CLOSED = "Voting on this card has closed."
-ENDED = "This debate has ended."
-UNAVAILABLE = "Your vote could not be passed on just now; try again in a moment."
 
 
 def ballot_id(debate_id: str, vote_id: str, key: str) -> str:
@@ -79,11 +75,6 @@ class BallotButton(
         await tell(interaction, answer)
 
 
-def _label(options: Sequence[VoteOption], key: str) -> str:
-    option = next((o for o in options if o.key == key), None)
-    return f"{option.emoji} {option.label}".strip() if option is not None else key
-
-
 async def vote(
     rt: Host,
     debate_id: str,
@@ -92,43 +83,14 @@ async def vote(
     user: discord.abc.User,
     remote: RemoteReactions | None = None,
 ) -> str:
-    """Cast a click's vote; what to tell the person. `remote` passes on votes for debates another
-    process runs (and knows their cards' labels)."""
+    """Cast a click's vote (adapters/click_votes.py); what to tell the person. `remote` passes on
+    votes for debates another process runs."""
     handle = rt.manager.get(debate_id)
     if handle is None or handle.done:  # another process runs it (a copy here taken over), or it ended
         if remote is None:
             return ENDED if handle is not None else UNAVAILABLE
-        return await vote_elsewhere(debate_id, vote_id, key, user, remote)
-    ballot = handle.state.ballots.get(vote_id)
-    options = ballot.options if ballot is not None else ()
-    person = str(user.id)
-    before = ballot.human_votes.get(person) if ballot is not None else None
-    if before is not None and before.choice == key and handle.human_vote_open(vote_id):
-        return f"You already voted {_label(options, key)}."
-    try:
-        await handle.cast_human_vote(vote_id, person, key, voter_name=user.display_name)
-    except BallotClosedError:
-        return CLOSED
-    except BallotError as exc:
-        return str(exc)
-    if before is not None:
-        return f"You changed your vote to {_label(options, key)}."
-    return f"You voted {_label(options, key)}."
-
-
-async def vote_elsewhere(
-    debate_id: str, vote_id: str, key: str, user: discord.abc.User, remote: RemoteReactions
-) -> str:
-    """A click on a card of a debate another process runs: the vote goes to it through the store,
-    as a reaction's does (`RemoteReactions.cast`: waited out while the store is away). The card's
-    buttons are there only while its window is open, so the click is taken as a vote."""
-    try:
-        if not await remote.cast(debate_id, vote_id, str(user.id), key, user.display_name):
-            return ENDED
-        options = await remote.cards.options(debate_id, vote_id)
-    except StoreError:  # the store did not answer (a failed cast says so in the log)
-        return UNAVAILABLE
-    return f"You voted {_label(options or (), key)}."
+        return await vote_elsewhere(remote, debate_id, vote_id, str(user.id), key, user.display_name)
+    return await vote_here(handle, vote_id, str(user.id), key, user.display_name)
 
 
 def ballot_view(
