@@ -32,6 +32,7 @@ EXPECTED = discord.Permissions(
     attach_files=True,
     add_reactions=True,
     read_message_history=True,
+    manage_threads=True,  # to delete a thread whose debate could not start
     manage_webhooks=True,
 )
 

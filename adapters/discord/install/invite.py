@@ -36,6 +36,13 @@ NEEDED = (
     Needed("add_reactions", "Add Reactions", "the bot's own reactions form the people's ballot"),
     Needed("read_message_history", "Read Message History", "Discord requires it to react to messages"),
     Needed(
+        "manage_threads",
+        "Manage Threads",
+        "delete a thread it opened for a debate that then could not start (without it the thread"
+        " stays, saying why it is empty)",
+        required=False,
+    ),
+    Needed(
         "manage_webhooks",
         "Manage Webhooks",
         "personas post through one webhook per channel, each under its own name and avatar"
