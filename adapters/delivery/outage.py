@@ -106,6 +106,10 @@ class PlatformOutage:
         self.probes = 0
         self._fence: Callable[[], Awaitable[bool]] | None = None
 
+    @property
+    def platform(self) -> str:
+        return self._platform
+
     def fenced_by(self, fence: Callable[[], Awaitable[bool]]) -> None:
         """Ask `fence()` before each retry whether this process still shows the debate."""
         self._fence = fence

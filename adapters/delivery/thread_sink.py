@@ -1,5 +1,5 @@
 """What every chat front end's sink keeps the same way: the debate it shows (its handle once it
-runs), its platform's outages, the vote cards it has reported shown, and the delivery details it
+runs), its platform's outages and refusals, the vote cards it has reported shown, and the delivery details it
 keeps with the debate (binding values: where each message is, what was delivered) so that a
 restart finds them; and whether this process still shows the debate at all (`_still_ours`: not
 once another process has taken it over)."""
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from adapters.card_votes import CardVotes
 from adapters.delivery.card_reports import CardReports
 from adapters.delivery.outage import PlatformOutage
+from adapters.delivery.refusals import refusal_notice
 from core.ports import Store
 from core.relayed_votes import RelayedReaction
 from core.session import DebateHandle
@@ -33,6 +34,7 @@ class ThreadSink(ABC):
         self._card_reports = CardReports()  # vote cards shown, told to the debate
         self._delivered = 0  # the highest event seq shown (a window opening may overtake others)
         self._shown_elsewhere = False  # taken over by another process, which shows it now (said once)
+        self._refusals: dict[str, int] = {}  # kind of refusal → how many messages or edits it cost
         outage.fenced_by(self._still_ours)
 
     @property
@@ -88,6 +90,17 @@ class ThreadSink(ABC):
     @abstractmethod
     def _card_votes(self, vote_id: str) -> CardVotes | None:
         """The reaction ballot of the debate's card for `vote_id`, while it is kept."""
+
+    async def _refused(self, kind: str, *, what: str, cause: str) -> None:
+        """The platform refused a final state (not an outage): the thread says so, one notice per
+        kind of refusal, edited in place as more follow (`refusals.py`); the debate goes on."""
+        count = self._refusals[kind] = self._refusals.get(kind, 0) + 1
+        await self._show_notice(kind, refusal_notice(self._outage.platform, what, cause, count))
+
+    @abstractmethod
+    async def _show_notice(self, kind: str, text: str) -> None:
+        """Post the thread's notice of this kind of refusal, or edit it to `text`; a failure to is
+        logged, not raised."""
 
     async def _shown_up_to(self, seq: int, key: str) -> None:
         """The thread has been shown every event up to `seq` (what a restart need not send again),

@@ -31,7 +31,6 @@ from adapters.discord.delivery.sender import CONNECTION_ERRORS, THREAD_GONE, Sen
 from adapters.discord.delivery.slots import DELIVERED_KEY, SLOT_KEY, Slot, restore_slots
 from adapters.discord.delivery.throttle import EditThrottle
 from adapters.discord.delivery.webhooks import HOST_KEY, SEAT_KEY, PersonaWebhooks
-from adapters.discord.render import messages
 from adapters.discord.render.events import OPENING, DiscordView, vote_slot
 from adapters.discord.render.ops import Op, Post, React, Show, merged, route_of
 from adapters.discord.render.picture import with_picture
@@ -111,7 +110,7 @@ class DiscordSink(ThreadSink):
         self._slots: dict[str, Slot] = {}
         self._closed = False
         self._failing: set[str] = set()  # routes ("webhook", "bot") whose last call failed 5xx/429
-        self._notices: dict[str, tuple[Sent, int]] = {}  # kind of failure → its notice, how many
+        self._notices: dict[str, Sent] = {}  # kind of refusal → its notice (ThreadSink._refused)
         self._metered_since = time.time()  # events stored earlier are caught up, not delivered late
         self._seeded: dict[str, set[str]] = {}  # slot → the ballot reactions the bot added there
 
@@ -291,25 +290,21 @@ class DiscordSink(ThreadSink):
             if isinstance(op, Show) and op.live:
                 return  # an interim state: the next one (or the final one) replaces it
             what = "an edit" if op.slot in self._slots and self._slots[op.slot].messages else "a message"
-            await self._notice(exc.status, what)
+            kind = "5xx" if exc.status >= 500 else str(exc.status)
+            await self._refused(kind, what=what, cause=f"HTTP {exc.status}")
         else:
             self._failing.discard(route)
 
-    async def _notice(self, status: int, what: str) -> None:
-        """Say in the thread that something could not be shown: one message per kind of failure."""
-        kind = "5xx" if status >= 500 else str(status)
+    async def _show_notice(self, kind: str, text: str) -> None:
         earlier = self._notices.get(kind)
-        count = 1 if earlier is None else earlier[1] + 1
-        post = Post(content=messages.delivery_failed(status, what, count))
+        post = Post(content=text)
         try:
             if earlier is None:
-                sent = await self._sender.send(post, key=f"notice:{kind}")
+                self._notices[kind] = await self._sender.send(post, key=f"notice:{kind}")
             else:
-                sent = await self._sender.edit(earlier[0], post)
+                self._notices[kind] = await self._sender.edit(earlier, post)
         except discord.HTTPException as exc:
             log.warning("debate %s: could not post the delivery notice (%s)", self._debate_id, exc.status)
-            return
-        self._notices[kind] = (sent, count)
 
     async def _apply(self, op: Op) -> None:
         """One display operation. Every request takes the bot's global window (50 a second) as

@@ -80,15 +80,6 @@ def no_webhooks(channel_id: int) -> str:
     )
 
 
-def delivery_failed(status: int, what: str, count: int = 1) -> str:
-    """The one notice per kind of failure (edited in place as more of the same happen)."""
-    what = f"{count} messages or edits (the last: HTTP {status})" if count > 1 else f"{what} (HTTP {status})"
-    return (
-        f"⚠️ Discord refused {what}, so part of the debate is missing here; the debate"
-        " goes on. `/debate transcript` has the full text."
-    )
-
-
 _OPTION_NAMES = {"document1": "document1–3"}
 
 

@@ -1,5 +1,5 @@
 """Slack's answers that decide a debate's delivery: the errors after which nothing more can be shown
-in a thread, the failures that mean Slack itself is down, and the notice of a refused message."""
+in a thread, and the failures that mean Slack itself is down."""
 
 from __future__ import annotations
 
@@ -31,14 +31,6 @@ FATAL_ERRORS = frozenset(
         "no_permission",
     }
 )
-
-
-def delivery_failed(error: str, count: int) -> str:
-    what = "a message" if count == 1 else f"{count} messages or edits"
-    return (
-        f"⚠️ Slack refused {what} (`{error}`), so part of the debate is missing here; the debate goes"
-        " on, and its transcript has the full text."
-    )
 
 
 def slack_down(exc: BaseException) -> bool:

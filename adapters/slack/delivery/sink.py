@@ -32,7 +32,7 @@ from adapters.slack.ballots.countdown import Countdowns
 from adapters.slack.ballots.reactions import HumanVotes, read_card
 from adapters.slack.delivery.failures import FATAL_ERRORS as FATAL_ERRORS  # used beside the sink
 from adapters.slack.delivery.failures import NETWORK_ERRORS as NETWORK_ERRORS  # used beside the sink
-from adapters.slack.delivery.failures import ReadBackDeferred, api_error, delivery_failed, slack_down
+from adapters.slack.delivery.failures import ReadBackDeferred, api_error, slack_down
 from adapters.slack.delivery.items import Countdown, Item, Queued, Resumed, describe, yields_to_opening
 from adapters.slack.delivery.rates import rates_of
 from adapters.slack.delivery.sender import PersonaIdentity, SlackSender
@@ -116,7 +116,6 @@ class SlackSink(ThreadSink):
         self._watch: asyncio.Task[None] | None = None
         self._gave_up = False
         self._started: dict[str, VotingStarted] = {}  # vote cards by vote id
-        self._failures: dict[str, int] = {}  # Slack's error → how many messages it cost
         self._countdowns = Countdowns(  # "about … left" on open vote cards, in people's time
             clock or RealClock(), lambda vote_id, now: self._queue.put(Countdown(vote_id, now))
         )
@@ -342,17 +341,16 @@ class SlackSink(ThreadSink):
             log.warning("debate %s: Slack refused %s (%s)", self.debate_id, type(op).__name__, error)
             if error in FATAL_ERRORS:
                 await self._give_up(error)
-            elif not (isinstance(op, Update) and op.interim):
-                await self._notice(error)
+            elif not interim:
+                await self._refused(error, what=_what(op), cause=f"`{error}`")
         except (*NETWORK_ERRORS, ReadBackDeferred) as exc:
             log.warning("debate %s: could not reach Slack for %s: %r", self.debate_id, type(op).__name__, exc)
-            if not (isinstance(op, Update) and op.interim):
-                await self._notice("no_answer")
+            if not interim:
+                await self._refused("no_answer", what=_what(op), cause="no answer")
 
-    async def _notice(self, error: str) -> None:
-        count = self._failures[error] = self._failures.get(error, 0) + 1
+    async def _show_notice(self, kind: str, text: str) -> None:
         try:
-            await self._sender.notice(error, delivery_failed(error, count))
+            await self._sender.notice(kind, text)
         except (SlackApiError, *NETWORK_ERRORS) as exc:
             log.warning("debate %s: could not post the delivery notice: %r", self.debate_id, exc)
 
@@ -369,6 +367,11 @@ class SlackSink(ThreadSink):
                 self._client, self.channel, ts, what=f"debate {self.debate_id}", bot_user_id=self._bot_user_id
             )
             await self._votes.window_opened(vote_id, options, on_card, read_when=read_when)
+
+
+def _what(op: Op) -> str:
+    """What was refused, as the notice says it."""
+    return "an edit" if isinstance(op, Update) else "a file" if isinstance(op, Upload) else "a message"
 
 
 def _event_of(live: bool) -> Callable[[Item], Event | None]:

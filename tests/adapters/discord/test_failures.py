@@ -124,6 +124,24 @@ async def test_a_cloudflare_429_is_not_retried(tmp_path: Path) -> None:
         assert notices(world, ran.thread.id) == []
 
 
+async def test_refused_turns_are_said_in_one_notice_and_the_debate_goes_on(tmp_path: Path) -> None:
+    async with arena(tmp_path, discord={"streaming": False}) as world:
+        world.lb.api.fail("POST", WEBHOOK_POST, status=400, code=50035, message="Invalid Form Body", times=2)
+        ran = await world.run()
+        done = await turns(world, ran.handle.debate_id)
+        shown = [name for name, _ in spoken(world, ran.thread.id)]
+        assert shown == [t.speaker.name for t in done[2:]]  # the first two turns are missing
+        assert notices(world, ran.thread.id) == [
+            "⚠️ Discord refused 2 messages or edits (the last: HTTP 400), so part of the debate is"
+            " missing here. The debate goes on, and the 📜 Transcript button on its opening card has"
+            " the full text."
+        ]
+        posted = [r for r in world.lb.api.sent("POST", r"/channels/\d+/messages") if "refused" in str(r.body)]
+        assert len(posted) == 1  # posted once, then edited in place
+        events = await world.rt.store.events(ran.handle.debate_id)
+        assert isinstance(events[-1], DebateCompleted) and events[-1].reason == "max_rounds"
+
+
 @pytest.mark.parametrize("how", ["deleted", "forbidden"])
 async def test_a_thread_gone_mid_debate_stops_the_model_calls(tmp_path: Path, how: str) -> None:
     script: dict[str, Any] = {

@@ -95,6 +95,31 @@ async def test_a_turn_refused_with_500s_is_posted_once_slack_answers_again(
     assert slack.thread()[-1]["text"].startswith("The end")
 
 
+async def test_refused_turns_are_said_in_one_notice_and_the_debate_goes_on(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    for _ in range(2):  # Slack refuses the first two persona posts (ok: false, not an outage)
+        api.fail_next("chat.postMessage", status=200, error="invalid_blocks", when=lambda a: "username" in a)
+    async with open_harness(tmp_path, api, slack={"streaming": False}) as slack:
+        await slack.mention("debate Should cities ban cars?")
+        await slack.wait_running()
+        await slack.settle()
+        events = await slack.events(await slack.only_debate_id())
+        turns = [e for e in events if isinstance(e, TurnCompleted)]
+        assert [m["username"] for m in slack.thread() if m.get("username")] == [
+            t.speaker.name for t in turns[2:]
+        ]  # the first two turns are missing
+        notices = [m["text"] for m in slack.thread() if "refused" in m["text"]]
+        assert notices == [
+            "⚠️ Slack refused 2 messages or edits (the last: `invalid_blocks`), so part of the debate is"
+            " missing here. The debate goes on, and the 📜 Transcript button on its opening card has"
+            " the full text."
+        ]
+        posted = [c for c in api.calls_to("chat.postMessage") if "refused" in c.args.get("text", "")]
+        assert len(posted) == 1  # posted once, then edited in place
+        assert isinstance(events[-1], DebateCompleted) and events[-1].reason == "max_rounds"
+
+
 HOSTILE = "Listen <!channel> and <@U123>: see <#C999|general> or <https://evil.example|this> & that"
 
 
