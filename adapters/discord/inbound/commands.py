@@ -16,13 +16,14 @@ from adapters.discord.launch import PLATFORM, Launcher, StartRequest
 from adapters.discord.render import messages
 from adapters.discord.render.cards import clip, personas_card
 from adapters.host import Host
+from adapters.stop_request import stop_running
 from adapters.stored_debates import latest_debate, named_debate
 from adapters.transcript_files import transcript_files
-from core.errors import StoreGaveUp, StoreUnavailable
+from core.errors import StoreUnavailable
 from core.formats import FORMATS
-from core.outlasting import STATUS_UNKNOWN, Waiting, outlasting, stop_not_kept, stop_waits
+from core.outlasting import STATUS_UNKNOWN
 from core.ports import DebateRecord
-from core.settings import FormatsSettings, StorageSettings
+from core.settings import FormatsSettings
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +34,18 @@ MAX_TOPIC_OPTION = 2000  # the most limits.max_topic_length allows; the configur
 # arena's duration and exchanges, as core.settings.ArenaSettings bounds them (and the descriptions say)
 MIN_DURATION, MAX_DURATION = 30, 7200
 MIN_EXCHANGES, MAX_EXCHANGES = 1, 10
-STOP_WAIT = 5.0  # seconds to watch the debate end (whichever worker runs it), before answering
 
 HUMAN_CHOICES = [
     app_commands.Choice(name="off: people watch; the AI voters decide", value="off"),
     app_commands.Choice(name="tiebreak: people break the AI voters' ties (arena, council)", value="tiebreak"),
     app_commands.Choice(name="vote: people vote too (arena), or as the audience (oxford)", value="vote"),
 ]
+
+
+def _thread_of(record: DebateRecord | None, channel_id: int | None) -> int:
+    """The debate's thread (a Discord debate is bound to its thread), else the channel asked in."""
+    thread = record.binding.channel if record is not None else ""
+    return int(thread) if thread.isdigit() else channel_id or 0
 
 
 def format_choices() -> list[app_commands.Choice[str]]:
@@ -72,31 +78,29 @@ class DebateCommands:
         record = await self.rt.manager.find_running(platform=PLATFORM, channel=str(channel_id))
         if record is None:
             return None
-        thread = record.binding.channel  # a Discord debate is bound to its thread
-        return Here(record.id, record.binding.started_by, int(thread) if thread.isdigit() else channel_id)
+        return Here(record.id, record.binding.started_by, _thread_of(record, channel_id))
 
     async def stop(self, interaction: discord.Interaction) -> None:
-        limits = self.rt.manager.settings.storage  # a Stop waits a database outage out (core.outlasting)
-        waiting = Waiting(lambda: tell(interaction, stop_waits(limits)))
-        try:
-            text = await in_time(interaction, self._stop(interaction, limits, waiting))
-        except StoreGaveUp:
-            text = stop_not_kept(limits)
-        await tell(interaction, text)
+        """The channel's debate, stopped if this person may (`adapters/stop_request.py`)."""
+        user, roles = interaction.user, self.settings.starter_roles
 
-    async def _stop(self, interaction: discord.Interaction, limits: StorageSettings, waiting: Waiting) -> str:
-        found = await outlasting(lambda: self._here(interaction.channel_id), limits, waiting)
-        if found is None:
-            return messages.NO_DEBATE_HERE
-        user, roles, starter = interaction.user, self.settings.starter_roles, found.started_by
-        if not may_stop(user, interaction.permissions, roles, starter=starter):
-            return messages.not_starter(starter, roles)
-        reason = f"stopped by {user.display_name}"
-        # one path wherever it runs: a copy here that another worker took over is not the debate
-        answer = await self.rt.manager.request_stop(found.debate_id, reason, wait=STOP_WAIT, waiting=waiting)
-        if answer == "stopped":
-            return messages.stopping(found.thread_id)
-        return messages.stop_requested(found.thread_id) if answer == "requested" else messages.ALREADY_ENDING
+        async def refusal(record: DebateRecord) -> str | None:
+            starter = record.binding.started_by
+            allowed = may_stop(user, interaction.permissions, roles, starter=starter)
+            return None if allowed else messages.not_starter(starter, roles)
+
+        stop = stop_running(
+            self.rt.manager,
+            lambda: self.rt.manager.find_running(platform=PLATFORM, channel=str(interaction.channel_id)),
+            refusal,
+            reason=f"stopped by {user.display_name}",
+            tell=lambda text: tell(interaction, text),
+        )
+        done = await in_time(interaction, stop)
+        thread = _thread_of(done.record, interaction.channel_id)
+        said = {"stopped": messages.stopping, "requested": messages.stop_requested}.get(done.outcome)
+        ended = messages.ALREADY_ENDING if done.outcome == "already_ended" else messages.NO_DEBATE_HERE
+        await tell(interaction, done.refusal or (said(thread) if said else ended))
 
     async def status(self, interaction: discord.Interaction) -> None:
         await tell(interaction, await in_time(interaction, self._status(interaction.channel_id)))

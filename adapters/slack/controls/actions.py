@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from functools import partial
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -27,16 +28,16 @@ from adapters.slack.inbound.replies import Replies
 from adapters.slack.inbound.requests import Request
 from adapters.slack.render import messages
 from adapters.slack.settings import SlackSettings
+from adapters.stop_request import stop_running
 from adapters.transcript_files import TRANSCRIPT_EVERY
-from core.errors import StoreError, StoreGaveUp, StoreUnavailable
-from core.outlasting import STATUS_UNKNOWN, Waiting, outlasting, stop_not_kept, stop_waits
+from core.errors import StoreError, StoreUnavailable
+from core.outlasting import STATUS_UNKNOWN
 from core.ports import DebateRecord
 
 log = logging.getLogger(__name__)
 
 CHECK_TIMEOUT = 2.0  # seconds for the permission check (user groups) before a stop is refused
 STOP_REASON = "stopped by a member of the channel"
-STOP_WAIT = 5.0  # seconds to watch the debate end (whichever worker runs it), before answering
 
 
 class Controls:
@@ -61,52 +62,31 @@ class Controls:
         await replies.say(messages.status_text(view) if view is not None else messages.NOTHING_RUNNING)
 
     async def stop(self, request: Request, replies: Replies) -> None:
-        limits = self.rt.manager.settings.storage
-        waiting = Waiting(lambda: replies.say(stop_waits(limits)))  # the database away: said once
+        """The channel's debate, stopped if this person may (`adapters/stop_request.py`)."""
+
+        async def refusal(record: DebateRecord) -> str | None:
+            starter, channel = record.binding.started_by, request.channel
+            try:
+                allows = self._stoppers.allows(self.client, request.user, starter=starter, channel=channel)
+                allowed = await asyncio.wait_for(allows, CHECK_TIMEOUT)
+            except PermissionCheckError as exc:
+                return messages.refusal(str(exc))
+            except TimeoutError:
+                return messages.CHECK_TIMED_OUT
+            if not allowed:
+                return messages.STOP_NOT_PERMITTED
+            log.info("debate %s: stop asked by %s", record.id, request.user)
+            return None
+
+        running = partial(self.running, request.channel)
         try:
-            record = await outlasting(lambda: self.running(request.channel), limits, waiting)
-        except StoreGaveUp:
-            await replies.say(stop_not_kept(limits))
-            return
+            done = await stop_running(self.rt.manager, running, refusal, reason=STOP_REASON, tell=replies.say)
         except StoreError as exc:
             await replies.say(messages.refusal(str(exc)))
             return
-        if record is None:
-            await replies.say(messages.NOTHING_RUNNING)
-            return
-        try:
-            allowed = await asyncio.wait_for(
-                self._stoppers.allows(
-                    self.client, request.user, starter=record.binding.started_by, channel=request.channel
-                ),
-                CHECK_TIMEOUT,
-            )
-        except PermissionCheckError as exc:
-            await replies.say(messages.refusal(str(exc)))
-            return
-        except TimeoutError:
-            await replies.say(messages.CHECK_TIMED_OUT)
-            return
-        if not allowed:
-            await replies.say(messages.STOP_NOT_PERMITTED)
-            return
-        log.info("debate %s: stop asked by %s", record.id, request.user)
-        try:  # one path wherever it runs: a copy here that another worker took over is not the debate
-            answer = await self.rt.manager.request_stop(
-                record.id, STOP_REASON, wait=STOP_WAIT, waiting=waiting
-            )
-        except StoreGaveUp:
-            await replies.say(stop_not_kept(limits))
-            return
-        except StoreError as exc:
-            await replies.say(messages.refusal(str(exc)))
-            return
-        if answer == "stopped":
-            await replies.say(messages.stopping(record.topic))
-        elif answer == "requested":
-            await replies.say(messages.stop_requested(record.topic))
-        else:  # it ended meanwhile
-            await replies.say(messages.NOTHING_RUNNING)
+        topic = done.record.topic if done.record is not None else ""
+        said = {"stopped": messages.stopping, "requested": messages.stop_requested}.get(done.outcome)
+        await replies.say(done.refusal or (said(topic) if said else messages.NOTHING_RUNNING))
 
     async def transcript(self, request: Request, debate_id: str | None, replies: Replies) -> None:
         record = await find_record(self.rt, team=request.team, channel=request.channel, debate_id=debate_id)
