@@ -101,9 +101,7 @@ class PlatformOutage:
         self.down = False
         self.lost = False  # stayed down past the limit: the debate was told to stop
         self.catching_up = False  # back, the owed items not all shown yet: interim states dropped
-        self.outages = 0
         self._down_since = 0.0
-        self.probes = 0
         self._fence: Callable[[], Awaitable[bool]] | None = None
 
     @property
@@ -163,7 +161,6 @@ class PlatformOutage:
                 if waited >= self._limits.limit:
                     self._give_up(waited, exc)
                     raise
-                self.probes += 1
                 await self._sleep(min(delay, self._limits.limit - waited))
                 if self._fence is not None and not await self._fence():
                     raise ShownElsewhere from exc
@@ -180,7 +177,6 @@ class PlatformOutage:
             return
         self.down = True
         self.catching_up = True
-        self.outages += 1
         self._down_since = self._now()
         if tell_others:
             log.warning("%s is failing (%r); the debate pauses while it is probed", self._platform, exc)
