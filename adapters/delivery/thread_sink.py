@@ -1,8 +1,8 @@
 """What every chat front end's sink keeps the same way: the debate it shows (its handle once it
-runs), its platform's outages and refusals, the vote cards it has reported shown, and the delivery details it
-keeps with the debate (binding values: where each message is, what was delivered) so that a
-restart finds them; and whether this process still shows the debate at all (`_still_ours`: not
-once another process has taken it over)."""
+runs), its platform's outages and refusals, the vote cards it has reported shown, and the delivery
+details it keeps with the debate (binding values: where each message is, what was delivered) so
+that a restart finds them; and whether this process still shows the debate at all (`_still_ours`:
+not once another process has taken it over)."""
 
 from __future__ import annotations
 
