@@ -50,7 +50,16 @@ from bot.config import Config, Secrets, load_config
 from bot.runtime import Runtime
 from core.events import DebateCompleted, Event
 from core.llm.scripted import Script, ScriptedModel
-from core.ports import AdmissionAsk, ChannelClaim, Claimed, DebateRecord, DebateStatus, Refused, new_owner_id
+from core.ports import (
+    AdmissionAsk,
+    BindingValues,
+    ChannelClaim,
+    Claimed,
+    DebateRecord,
+    DebateStatus,
+    Refused,
+    new_owner_id,
+)
 from core.spec import DebateSpec
 
 REPO = Path(__file__).resolve().parent.parent
@@ -221,8 +230,11 @@ class MemoryStore:
     async def live_workers(self, role: str) -> int:
         return 1
 
-    async def create_debate(self, record: DebateRecord, *, claim: ChannelClaim | None = None) -> None:
+    async def create_debate(
+        self, record: DebateRecord, *, claim: ChannelClaim | None = None, values: BindingValues | None = None
+    ) -> None:
         self._debates[record.id] = record
+        self._bindings.setdefault(record.id, {}).update(values or {})
 
     async def append(self, event: Event) -> None:
         log = self._events.setdefault(event.debate_id, [])

@@ -28,7 +28,7 @@ from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
 from core.observe import DebateTags, EventObserver, ObservedSink
 from core.outlasting import Waiting, confirmed_now
-from core.ports import Binding, ChannelClaim, DebateRecord, EventSink, Store
+from core.ports import Binding, BindingValues, ChannelClaim, DebateRecord, EventSink, Store
 from core.prepare import (
     AlreadyEnded,
     CannotResume,
@@ -46,10 +46,6 @@ from core.spending import SpendLedger
 from core.stopping import StopAnswer, request_stop, stop_asked, stop_left_for, take_stop
 
 log = logging.getLogger(__name__)
-
-
-def new_debate_id() -> str:
-    return secrets.token_hex(4)
 
 
 class DebateManager:
@@ -235,11 +231,14 @@ class DebateManager:
         binding: Binding | None = None,
         seed: int | None = None,
         claim: ChannelClaim | None = None,
+        values: BindingValues | None = None,
     ) -> DebateHandle:
+        """Start a debate into `sink`: stored first, with `values` (where it lives on its platform:
+        `Store.create_debate`), under the start's `claim` when it has one."""
         prepared = self.prepare(spec)
         if len(self._sessions) >= self.settings.limits.max_concurrent_debates:
             raise AdmissionError(TOO_MANY_DEBATES)
-        debate_id = new_debate_id()
+        debate_id = secrets.token_hex(4)
         seed = seed if seed is not None else random.SystemRandom().randrange(1, 2**31)
         binding = binding or Binding()
         await self.spending.check(platform=binding.platform, scope=binding.scope)  # daily budgets (money)
@@ -261,6 +260,7 @@ class DebateManager:
                 updated_at=now,
             ),
             claim=claim,
+            values=values,
         )
         handle = self._run(
             self._session(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -105,6 +105,10 @@ class AdmissionAsk:
     max_per_scope: int
     max_total: int
     cooldown: float
+
+
+BindingValues = Mapping[str, str]
+"""Where a debate lives on its platform (thread, messages), kept with it for a restart (bindings)."""
 
 
 @dataclass(frozen=True)
@@ -227,10 +231,13 @@ class Store(Protocol):
         """How many processes of `role` are alive now (this one included once it joined)."""
         ...
 
-    async def create_debate(self, record: DebateRecord, *, claim: ChannelClaim | None = None) -> None:
-        """Store a new debate, leased to this store. With `claim`: only while this store's claim on
+    async def create_debate(
+        self, record: DebateRecord, *, claim: ChannelClaim | None = None, values: BindingValues | None = None
+    ) -> None:
+        """Store a new debate, leased to this store, with its first binding `values` (where it lives
+        on its platform) in the same transaction. With `claim`: only while this store's claim on
         that channel stands, which from then on stands for the running debate (found by the claim's
-        channel too), in one transaction; else ClaimLapsed and nothing is stored."""
+        channel too); else ClaimLapsed and nothing is stored."""
         ...
 
     async def append(self, event: Event) -> None:

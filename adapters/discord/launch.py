@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PLATFORM = "discord"
+THREAD_KEY = "discord.thread_id"  # binding values: where the debate lives (its thread)
+ORIGIN_KEY = "discord.origin_id"  # the channel it was started from (which gets the result)
 THREAD_NAME_LIMIT = 100
 FORMAT_OPTIONS: dict[str, frozenset[str]] = {
     "arena": frozenset({"duration", "exchanges", "humans"}),
@@ -247,20 +249,18 @@ class Launcher:
         binding = Binding(
             platform=PLATFORM, scope=str(plan.guild.id), channel=str(thread.id), started_by=str(plan.user.id)
         )
+        # where it lives, stored with the debate itself: a restart or another worker finds its thread
+        values = {"discord.guild_id": plan.guild.id, THREAD_KEY: thread.id, ORIGIN_KEY: plan.channel.id}
         try:
-            handle = await self.rt.manager.start(spec, sink, binding=binding, claim=claim.key)
+            handle = await self.rt.manager.start(
+                spec, sink, binding=binding, claim=claim.key, values={k: str(v) for k, v in values.items()}
+            )
         except DebateError:
             await sink.aclose()
             raise
         sink.attach(handle)
         claim.started()
         self.desk.add(Running(handle, sink, thread.id, plan.channel.id))
-        for key, value in (
-            ("discord.guild_id", plan.guild.id),
-            ("discord.thread_id", thread.id),
-            ("discord.origin_id", plan.channel.id),
-        ):
-            await self.rt.store.set_binding_value(handle.debate_id, key, str(value))
         return handle.debate_id
 
     def _finished(self, debate_id: str) -> None:

@@ -22,7 +22,7 @@ from adapters.discord.delivery.sender import CONNECTION_ERRORS, WEBHOOK_KEY
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.slots import as_int, recorded_slots
 from adapters.discord.delivery.webhooks import SEAT_KEY, PersonaWebhooks, WebhookHost
-from adapters.discord.launch import PLATFORM
+from adapters.discord.launch import ORIGIN_KEY, PLATFORM, THREAD_KEY
 from adapters.discord.results import START_CARD_KEY, DiscordResults
 from adapters.host import Host
 from adapters.resuming import Reattachments
@@ -33,8 +33,6 @@ from core.state import DebateState
 
 log = logging.getLogger(__name__)
 
-THREAD_KEY = "discord.thread_id"
-ORIGIN_KEY = "discord.origin_id"
 READ_BACK = 20  # messages read after the newest recorded one on resume (a dead owner left at most one)
 
 

@@ -199,8 +199,15 @@ class Launcher:
         binding = Binding(
             platform=PLATFORM, scope=request.team, channel=request.channel, started_by=request.user
         )
+        # where it lives, stored with the debate itself: a restart or another worker finds its thread
+        values = {
+            "team": request.team,
+            "channel": request.channel,
+            "thread_ts": thread_ts,
+            "ts:opening": thread_ts,
+        }
         try:
-            handle = await self.rt.manager.start(spec, sink, binding=binding, claim=claim.key)
+            handle = await self.rt.manager.start(spec, sink, binding=binding, claim=claim.key, values=values)
         except DebateError as exc:
             await self._withdraw_card(request.channel, thread_ts, why_not_started(exc))
             await replies.say(messages.could_not_start(why_not_started(exc)))
@@ -210,15 +217,6 @@ class Launcher:
         sink.attach(handle, self.desk.forget)
         self.results.follow(handle, sink)
         await point_back(self.client, request, spec.topic, thread_ts)  # asked in a thread: link it
-        await self._remember(
-            handle.debate_id,
-            {
-                "team": request.team,
-                "channel": request.channel,
-                "thread_ts": thread_ts,
-                "ts:opening": thread_ts,
-            },
-        )
 
     async def _withdraw_card(self, channel: str, ts: str, why: str) -> None:
         text = messages.could_not_start(why)
@@ -226,13 +224,6 @@ class Launcher:
             await self.client.chat_update(channel=channel, ts=ts, text=text, blocks=[], parse="none")
         except NETWORK_ERRORS as exc:
             log.warning("could not withdraw the opening card in %s: %r", channel, exc)
-
-    async def _remember(self, debate_id: str, values: dict[str, str]) -> None:
-        try:
-            for key, value in values.items():
-                await self.rt.store.set_binding_value(debate_id, key, value)
-        except Exception:
-            log.exception("debate %s: could not store where it lives in Slack", debate_id)
 
 
 def _with_documents(spec: DebateSpec, attachments: Attachments) -> DebateSpec:

@@ -24,7 +24,7 @@ import asyncpg
 
 from core.errors import StoreError, StoreUnavailable
 from core.events import Event, dump_event
-from core.ports import ChannelClaim, DebateRecord, DebateStatus, new_owner_id, retire_owner_id
+from core.ports import BindingValues, ChannelClaim, DebateRecord, DebateStatus, new_owner_id, retire_owner_id
 from core.settings import StorageSettings
 from core.storage import cluster, sql
 from core.storage.batching import GroupCommit, Outcome
@@ -307,12 +307,15 @@ class PostgresStore(PostgresCluster, KeepsInstallations, HoldsLeases):
 
     # --- writes ----------------------------------------------------------------------------------
 
-    async def create_debate(self, record: DebateRecord, *, claim: ChannelClaim | None = None) -> None:
+    async def create_debate(
+        self, record: DebateRecord, *, claim: ChannelClaim | None = None, values: BindingValues | None = None
+    ) -> None:
         row = sql.debate_row(record, self._owner, time.time() + self.settings.lease_seconds)
 
         async def op(conn: asyncpg.Connection) -> None:
             await self._claimed_for(conn, claim, record.id)
             await conn.execute(SQL.insert_debate, *row)
+            await conn.executemany(SQL.upsert_binding, [(record.id, k, v) for k, v in (values or {}).items()])
 
         await (self._write(op) if claim is None else self._alone(op))
         self._leases.took(record.id, 1)

@@ -25,6 +25,7 @@ import aiosqlite
 from core.errors import StoreError, StoreUnavailable
 from core.events import Event, dump_event
 from core.ports import (
+    BindingValues,
     ChannelClaim,
     DebateRecord,
     DebateStatus,
@@ -283,12 +284,15 @@ class SQLiteStore(SQLiteCluster, KeepsInstallations, HoldsLeases):
 
     # --- writes ----------------------------------------------------------------------------------
 
-    async def create_debate(self, record: DebateRecord, *, claim: ChannelClaim | None = None) -> None:
+    async def create_debate(
+        self, record: DebateRecord, *, claim: ChannelClaim | None = None, values: BindingValues | None = None
+    ) -> None:
         row = sql.debate_row(record, self._owner, time.time() + self.settings.lease_seconds)
 
         def op(conn: sqlite3.Connection) -> None:
             self._claimed_for(conn, claim, record.id)
             conn.execute(SQL.insert_debate, row)
+            conn.executemany(SQL.upsert_binding, [(record.id, k, v) for k, v in (values or {}).items()])
 
         if claim is not None:  # not renewed from now on, even if this fails: it lapses
             self._claims.discard((claim.platform, claim.channel))

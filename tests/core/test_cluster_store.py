@@ -110,6 +110,9 @@ async def test_admission_counts_every_process_and_refuses_with_the_same_words(
         assert set(outcomes) == {"claimed", TOO_MANY_DEBATES}
 
 
+THREAD = {"thread_ts": "1700000000.000100", "ts:opening": "1700000000.000100"}
+
+
 async def test_a_debate_is_created_only_while_its_claim_stands(url: str, opener: Opener) -> None:
     """A start admitted in a worker that was then paused past a lease, at any point before its debate
     is created: another start takes the channel, and the first, woken, creates nothing (its claim is
@@ -120,11 +123,13 @@ async def test_a_debate_is_created_only_while_its_claim_stands(url: str, opener:
     await run_sql(url, "UPDATE claims SET expires_at = 0")  # as if its worker had stopped renewing it
     assert isinstance(await b.admit(ask("c1", person="u2")), Claimed)
     with pytest.raises(ClaimLapsed, match="its place in this channel lapsed"):
-        await a.create_debate(record("d1", binding=here), claim=ChannelClaim("slack", "c1"))
+        await a.create_debate(record("d1", binding=here), claim=ChannelClaim("slack", "c1"), values=THREAD)
     assert await a.get_debate("d1") is None and await b.find_running("slack", "c1") is None
-    await b.create_debate(record("d2", binding=here), claim=ChannelClaim("slack", "c1"))
+    assert await a.binding_values("d1") == {}  # nothing of it, where it would have lived included
+    await b.create_debate(record("d2", binding=here), claim=ChannelClaim("slack", "c1"), values=THREAD)
     found = await a.find_running("slack", "c1")
     assert found is not None and found.id == "d2"
+    assert await a.binding_values("d2") == THREAD  # stored with it: any worker finds its thread
 
     assert isinstance(await a.admit(ask("c3", person="u3")), Claimed)
     await run_sql(url, "UPDATE claims SET expires_at = 0 WHERE channel = 'c3'")  # lapsed, not taken

@@ -12,7 +12,9 @@ from typing import Any
 import discord
 import pytest
 
+from core.manager import DebateManager
 from core.outlasting import TRY_AGAIN
+from core.session import DebateHandle
 from tests.adapters.discord.conftest import World
 from tests.adapters.discord.test_invite_is_enough import invited_channel
 from tests.database_away import database_away
@@ -92,3 +94,48 @@ async def test_without_manage_threads_the_unused_thread_says_why_it_is_empty(
     [line] = [m.content for m in unused.history()]
     assert line == f"🚫 No debate was started. {TRY_AGAIN}"
     assert any(m.embeds and m.embeds[0].title for m in debate.history())
+
+
+@pytest.mark.rostra(storage=STORAGE)
+async def test_a_start_whose_debate_was_created_just_before_the_database_went_away_goes_on(
+    world: World, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    """The database goes away for 30 s the moment the debate is created (where the start used to
+    write down its thread next, and took the failure for a refused start): the person is told it
+    started, the thread stays, and the debate runs to its end once the database is back."""
+    created = asyncio.Event()
+    held = asyncio.Event()
+    start = DebateManager.start
+
+    async def started(manager: DebateManager, *args: Any, **kwargs: Any) -> DebateHandle:
+        handle = await start(manager, *args, **kwargs)
+        if not created.is_set():
+            created.set()
+            await world.env.external_wait(held.wait(), reason="the database goes away")
+        return handle
+
+    async def outage() -> None:
+        await created.wait()
+        await database_away(world.rt.config.storage.url, AWAY, held)
+
+    monkeypatch.setattr(DebateManager, "start", started)
+    away = asyncio.ensure_future(outage())
+    result = await world.start()
+    await asyncio.wait_for(held.wait(), 10)
+    await world.env.settle(timeout=20)
+
+    answers = [m.content for m in (result.response, *result.followups) if m is not None]
+    assert any(a.startswith("🎙️ Debate started") for a in answers), answers
+    assert not any(TRY_AGAIN in a or "No debate was started" in a for a in answers)
+    assert not away.done()  # all of it while the database was away
+    await away
+    record = await world.latest()
+    handle = world.rt.manager.get(record.id)
+    assert handle is not None
+    await asyncio.wait_for(handle.wait(), 30)
+    await world.env.settle(timeout=20)
+    [thread] = world.channel.threads  # the debate's, kept
+    assert (await world.latest()).status == "completed"
+    values = await world.rt.store.binding_values(record.id)
+    assert values["discord.thread_id"] == str(thread.id)
+    assert any(m.embeds and "Debate over" in (m.embeds[0].title or "") for m in thread.history())

@@ -9,10 +9,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from core.manager import DebateManager
 from core.outlasting import TRY_AGAIN
+from core.session import DebateHandle
 from testkit.slack_api import FakeSlack
 from testkit.slack_world import CHANNEL
 from tests.adapters.slack.conftest import ALICE, open_harness
@@ -53,3 +56,39 @@ async def test_a_start_meeting_the_database_away_is_withdrawn_and_can_be_asked_a
         await handle.stop("test over")
         await slack.settle()
         assert len(api.top_level(CHANNEL)) == 2
+
+
+async def test_a_debate_created_just_before_the_database_went_away_keeps_its_thread(
+    tmp_path: Path, api: FakeSlack, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    """The database goes away for 30 s the moment the debate is created (where the start used to
+    write down its thread next, and lost it): the debate runs to its end once the database is back,
+    and where it lives is stored with it, for the card's buttons, a restart or another worker."""
+    created, held = asyncio.Event(), asyncio.Event()
+    start = DebateManager.start
+
+    async def started(manager: DebateManager, *args: Any, **kwargs: Any) -> DebateHandle:
+        handle = await start(manager, *args, **kwargs)
+        if not created.is_set():
+            created.set()
+            await held.wait()  # the database goes away
+        return handle
+
+    monkeypatch.setattr(DebateManager, "start", started)
+    storage = {**STORAGE, "url": url}
+    async with open_harness(tmp_path, api, storage=storage) as slack:
+        await slack.mention("debate Should cities ban cars?")
+        await asyncio.wait_for(created.wait(), 10)
+        away = asyncio.ensure_future(database_away(slack.rt.config.storage.url, AWAY, held))
+        await asyncio.wait_for(held.wait(), 10)
+        await away
+        assert not [t for t in slack.ephemerals_to(ALICE) if "could not start" in t]
+        debate_id = await slack.only_debate_id()
+        handle = slack.rt.manager.get(debate_id)
+        assert handle is not None
+        await asyncio.wait_for(handle.wait(), 30)
+        await slack.settle()
+        [opening] = api.top_level(CHANNEL)
+        values = await slack.rt.store.binding_values(debate_id)
+        assert values["thread_ts"] == values["ts:opening"] == opening["ts"]
+        assert slack.thread()[-1]["text"].startswith("The end")
