@@ -20,7 +20,7 @@ from core.llm.registry import ModelRegistry
 from core.llm.scripted import Script
 from core.manager import DebateManager
 from core.models import Persona
-from core.ports import Binding, ChannelClaim, EventSink, Store
+from core.ports import Binding, BindingValues, ChannelClaim, EventSink, Store
 from core.prepare import PreparedDebate, prepare_debate
 from core.recovery import Adopted, Attach, Recovery
 from core.session import DebateHandle
@@ -182,8 +182,9 @@ class Runtime:
         binding: Binding | None = None,
         seed: int | None = None,
         claim: ChannelClaim | None = None,
+        values: BindingValues | None = None,
     ) -> DebateHandle:
-        return await self.manager.start(spec, sink, binding=binding, seed=seed, claim=claim)
+        return await self.manager.start(spec, sink, binding=binding, seed=seed, claim=claim, values=values)
 
 
 if TYPE_CHECKING:

@@ -137,7 +137,7 @@ class Arena:
         )
         spec = DebateSpec("arena", topic, {"humans": "off", "exchanges_per_round": 1, **options})
         binding = Binding(platform="discord", scope="1", channel=str(thread.id), started_by="1")
-        handle = await self.rt.start_debate(spec, sink, binding=binding)
+        handle = await self.rt.start_debate(spec, sink, binding=binding, values=sink.placement)
         sink.attach(handle)
         return Running(handle, sink, thread)
 

@@ -250,11 +250,10 @@ class Launcher:
             platform=PLATFORM, scope=str(plan.guild.id), channel=str(thread.id), started_by=str(plan.user.id)
         )
         # where it lives, stored with the debate itself: a restart or another worker finds its thread
-        values = {"discord.guild_id": plan.guild.id, THREAD_KEY: thread.id, ORIGIN_KEY: plan.channel.id}
+        values = {"discord.guild_id": str(plan.guild.id), THREAD_KEY: str(thread.id)}
+        values |= {ORIGIN_KEY: str(plan.channel.id), **sink.placement}
         try:
-            handle = await self.rt.manager.start(
-                spec, sink, binding=binding, claim=claim.key, values={k: str(v) for k, v in values.items()}
-            )
+            handle = await self.rt.manager.start(spec, sink, binding=binding, claim=claim.key, values=values)
         except DebateError:
             await sink.aclose()
             raise

@@ -118,6 +118,12 @@ class DiscordSink(ThreadSink):
     def thread_id(self) -> int:
         return self._sender.thread_id
 
+    @property
+    def placement(self) -> dict[str, str]:
+        """The channel's persona webhook it speaks through, stored with the debate as it is created
+        (`manager.start(values=)`), so every worker counts that seat from the start (`seats_taken`)."""
+        return {HOST_KEY: str(self._parent_id), SEAT_KEY: str(self._seat)}
+
     def attach(self, handle: DebateHandle) -> None:
         """The running debate (for votes and stop); set right after it starts or resumes."""
         self._bind(handle)
@@ -199,9 +205,6 @@ class DiscordSink(ThreadSink):
         """Show one event (the queue's worker calls it, in order). An event whose delivery failed
         counts as delivered too (the queue logs the failure): it is not shown again after a restart."""
         self._debate_id = self._debate_id or event.debate_id
-        if isinstance(event, DebateStarted):  # every worker counts it on its webhook from here (seats_taken)
-            await self._remember(HOST_KEY, str(self._parent_id))
-            await self._remember(SEAT_KEY, str(self._seat))
         events = shown_together(self._queue.pull, event, lambda queued: queued)
         try:
             if isinstance(event, TurnDelta) and self._outage.catching_up:

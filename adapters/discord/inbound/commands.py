@@ -12,7 +12,7 @@ from discord import app_commands
 from adapters.discord.access import can_see, may_stop
 from adapters.discord.delivery.sender import NO_MENTIONS, embed_of
 from adapters.discord.inbound.answers import in_time, tell
-from adapters.discord.launch import PLATFORM, Launcher, StartRequest
+from adapters.discord.launch import ORIGIN_KEY, PLATFORM, THREAD_KEY, Launcher, StartRequest
 from adapters.discord.render import messages
 from adapters.discord.render.cards import clip, personas_card
 from adapters.host import Host
@@ -139,7 +139,7 @@ class DebateCommands:
         here = str(interaction.channel_id)
 
         async def started_here(record: DebateRecord) -> bool:
-            return (await self.rt.store.binding_values(record.id)).get("discord.origin_id") == here
+            return (await self.rt.store.binding_values(record.id)).get(ORIGIN_KEY) == here
 
         return await latest_debate(
             self.rt,
@@ -177,7 +177,7 @@ class DebateCommands:
         if guild is None:
             return False
         values = await self.rt.store.binding_values(record.id)
-        for key in (values.get("discord.origin_id"), values.get("discord.thread_id"), record.binding.channel):
+        for key in (values.get(ORIGIN_KEY), values.get(THREAD_KEY), record.binding.channel):
             channel = guild.get_channel_or_thread(int(key)) if key and key.isdigit() else None
             if channel is not None:
                 return can_see(interaction.user, channel)

@@ -138,4 +138,6 @@ async def test_a_start_whose_debate_was_created_just_before_the_database_went_aw
     assert (await world.latest()).status == "completed"
     values = await world.rt.store.binding_values(record.id)
     assert values["discord.thread_id"] == str(thread.id)
+    assert values["discord.webhook_channel"] == str(world.channel.id)  # its webhook seat, counted
+    assert values["discord.webhook_seat"] == "0"  # by every worker from the start (seats_taken)
     assert any(m.embeds and "Debate over" in (m.embeds[0].title or "") for m in thread.history())
