@@ -60,7 +60,6 @@ class Here:
     """The debate running in a channel or thread, as the controls need it."""
 
     debate_id: str
-    started_by: str
     thread_id: int
 
 
@@ -78,7 +77,7 @@ class DebateCommands:
         record = await self.rt.manager.find_running(platform=PLATFORM, channel=str(channel_id))
         if record is None:
             return None
-        return Here(record.id, record.binding.started_by, _thread_of(record, channel_id))
+        return Here(record.id, _thread_of(record, channel_id))
 
     async def stop(self, interaction: discord.Interaction) -> None:
         """The channel's debate, stopped if this person may (`adapters/stop_request.py`)."""
