@@ -46,6 +46,14 @@ def cooling_down(wait: float) -> str:
     return f"You started a debate moments ago; try again in {math.ceil(wait)} s."
 
 
+class StartRefused(AdmissionError):
+    """The store refused the start; `refused` says why (a front end may word it with a link)."""
+
+    def __init__(self, message: str, refused: Refused) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
 def refusal(refused: Refused, limits: LimitsSettings) -> str:
     """What the person is told, the same words whichever worker refused."""
     if refused.why == "running":
@@ -153,7 +161,7 @@ class Admission:
         await self._give_back_owed()
         result = await store.admit(ask)
         if isinstance(result, Refused):
-            raise AdmissionError(refusal(result, limits))
+            raise StartRefused(refusal(result, limits), result)
         claim = Claim(store, ask, result, on_close=self._open.discard, owe=self._owed.append)
         self._open.add(claim)
         try:

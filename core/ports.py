@@ -130,11 +130,13 @@ class Claimed:
 
 @dataclass(frozen=True)
 class Refused:
-    """Not admitted, and why: a debate `running` in the channel (its `topic`), one `starting` there,
-    the `scope` or `total` cap reached (`count` counted), or the person's `cooldown` (`wait` s left)."""
+    """Not admitted, and why: a debate `running` in the channel (its `topic`, and the `channel` it is
+    bound to: the thread it runs in, on Discord), one `starting` there, the `scope` or `total` cap
+    reached (`count` counted), or the person's `cooldown` (`wait` s left)."""
 
     why: Literal["running", "starting", "scope", "total", "cooldown"]
     topic: str = ""
+    channel: str = ""
     count: int = 0
     wait: float = 0.0
 

@@ -22,7 +22,7 @@ from adapters.discord.render import messages
 from adapters.discord.render.cards import clip
 from adapters.discord.results import START_CARD_KEY, DiscordResults, public_card
 from adapters.host import Host
-from core.admission import Claim
+from core.admission import Claim, StartRefused
 from core.documents import Document
 from core.errors import DebateError, StoreError
 from core.outlasting import why_not_started
@@ -122,31 +122,30 @@ class Launcher:
         where = {"scope": str(plan.guild.id), "channel": str(plan.channel.id), "user": str(plan.user.id)}
         try:  # the last check, claimed in the store: the same answer from every worker (deferred if slow)
             claim = await in_time(interaction, self.rt.admission.admit(platform=PLATFORM, **where), private)
-        except DebateError as exc:  # AdmissionError, or the store could not answer
-            await self._refuse_late(interaction, why_not_started(exc), private=private)
+        except DebateError as exc:  # refused (a debate already here, a cap), or the store could not answer
+            await self._refuse_late(interaction, _not_admitted(exc), private=private)
             return
         async with claim:  # released (cooldown given back) unless the debate starts
-            with self.desk.starting(plan.channel.id):
-                if not interaction.response.is_done():
-                    await interaction.response.defer(thinking=True, ephemeral=private)
-                try:
-                    spec = plan.spec or await self._spec_with_files(request)
-                except DebateError as exc:
-                    await self._refuse_late(interaction, messages.option_error(str(exc)), private=private)
-                    return
-                try:
-                    thread = await self._thread(spec, plan)
-                except discord.HTTPException as exc:
-                    log.warning("could not open a debate thread in %s: %s", plan.channel.id, exc)
-                    await self._refuse_late(interaction, messages.cannot_open_thread(exc), private=private)
-                    return
-                try:
-                    debate_id = await self._launch(interaction, spec, plan, thread, claim)
-                except DebateError as exc:
-                    if thread is not plan.channel:  # the thread opened for it stays empty
-                        await _close_unused(thread, why_not_started(exc))
-                    await self._refuse_late(interaction, why_not_started(exc), private=private)
-                    return
+            if not interaction.response.is_done():
+                await interaction.response.defer(thinking=True, ephemeral=private)
+            try:
+                spec = plan.spec or await self._spec_with_files(request)
+            except DebateError as exc:
+                await self._refuse_late(interaction, messages.option_error(str(exc)), private=private)
+                return
+            try:
+                thread = await self._thread(spec, plan)
+            except discord.HTTPException as exc:
+                log.warning("could not open a debate thread in %s: %s", plan.channel.id, exc)
+                await self._refuse_late(interaction, messages.cannot_open_thread(exc), private=private)
+                return
+            try:
+                debate_id = await self._launch(interaction, spec, plan, thread, claim)
+            except DebateError as exc:
+                if thread is not plan.channel:  # the thread opened for it stays empty
+                    await _close_unused(thread, why_not_started(exc))
+                await self._refuse_late(interaction, why_not_started(exc), private=private)
+                return
         card: discord.Message | None = await interaction.followup.send(
             messages.started(thread.id, spec.topic),
             allowed_mentions=NO_MENTIONS,
@@ -193,18 +192,7 @@ class Launcher:
         )
         if missing:
             return messages.bot_lacks(missing)
-        busy = self._busy(channel.id)
-        if busy is not None:
-            return busy
         return _Plan(spec, guild, channel, user)
-
-    def _busy(self, channel_id: int) -> str | None:
-        running = self.desk.in_channel(channel_id)
-        if running is not None:
-            return messages.busy_channel(running.thread_id, running.handle.spec.topic)
-        if self.desk.is_starting(channel_id):
-            return messages.starting_elsewhere()
-        return None
 
     # --- doing it ------------------------------------------------------------------------------
 
@@ -259,7 +247,7 @@ class Launcher:
             raise
         sink.attach(handle)
         claim.started()
-        self.desk.add(Running(handle, sink, thread.id, plan.channel.id))
+        self.desk.add(Running(handle, sink))
         return handle.debate_id
 
     def _finished(self, debate_id: str) -> None:
@@ -284,6 +272,14 @@ class Launcher:
             await interaction.delete_original_response()
         except discord.HTTPException as exc:
             log.warning("could not withdraw the public thinking reply: %s", exc)
+
+
+def _not_admitted(error: DebateError) -> str:
+    """Why a start was not admitted; a debate already in the channel is named with its thread's link.
+    Asked of the store, not of this process, so every worker gives the same answer."""
+    if isinstance(error, StartRefused) and error.refused.why == "running" and error.refused.channel.isdigit():
+        return messages.busy_channel(int(error.refused.channel), error.refused.topic)
+    return why_not_started(error)
 
 
 async def _close_unused(thread: discord.Thread, why: str) -> None:

@@ -22,7 +22,7 @@ from adapters.discord.delivery.sender import CONNECTION_ERRORS, WEBHOOK_KEY
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.slots import as_int, recorded_slots
 from adapters.discord.delivery.webhooks import SEAT_KEY, PersonaWebhooks, WebhookHost
-from adapters.discord.launch import ORIGIN_KEY, PLATFORM, THREAD_KEY
+from adapters.discord.launch import PLATFORM, THREAD_KEY
 from adapters.discord.results import START_CARD_KEY, DiscordResults
 from adapters.host import Host
 from adapters.resuming import Reattachments
@@ -40,7 +40,6 @@ READ_BACK = 20  # messages read after the newest recorded one on resume (a dead 
 class Reattached:
     sink: DiscordSink
     thread_id: int
-    origin_id: int
     start_card: str | None = None  # `<channel id>:<message id>` (adapters/discord/results.py)
 
 
@@ -79,7 +78,7 @@ class Resumer:
 
     async def _bind(self, handle: DebateHandle, again: Reattached) -> None:
         """A reattached sink to its resumed debate: the desk, the result, the votes on its cards."""
-        self.desk.add(Running(handle, again.sink, again.thread_id, again.origin_id))
+        self.desk.add(Running(handle, again.sink))
         self._follow_result(handle.debate_id, again)
         await again.sink.resumed(handle)
         log.info("debate %s resumed in thread %s", handle.debate_id, again.thread_id)
@@ -112,8 +111,7 @@ class Resumer:
             for card in cards:
                 await self._restore_reactions(thread, card, state, me.id)
         sink.catch_up()
-        origin = as_int(values.get(ORIGIN_KEY)) or thread.id
-        return Reattached(sink, thread.id, origin, values.get(START_CARD_KEY))
+        return Reattached(sink, thread.id, values.get(START_CARD_KEY))
 
     async def _drop_unrecorded(self, thread: discord.Thread, values: dict[str, str]) -> None:
         """Persona messages the last owner posted but did not live to record (killed mid-post) are

@@ -209,7 +209,7 @@ def admit_steps(c: ClusterStatements, ask: AdmissionAsk, *, worker: str, now: fl
     yield c.purge_claims, (now,)
     running = yield c.running_in_channel, (ask.platform, ask.channel)
     if running:
-        return Refused("running", topic=str(running[0]["topic"]))
+        return Refused("running", topic=str(running[0]["topic"]), channel=str(running[0]["channel"]))
     pending = yield c.pending_in_channel, (ask.platform, ask.channel, now)
     if int(pending[0][0]):
         return Refused("starting")

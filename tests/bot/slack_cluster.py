@@ -41,12 +41,18 @@ class Worker:
         self.url = f"http://127.0.0.1:{port}/slack/events"
 
     async def post(self, body: str, content_type: str, headers: dict[str, str] | None = None) -> int:
+        return (await self.answer(body, content_type, headers))[0]
+
+    async def answer(
+        self, body: str, content_type: str, headers: dict[str, str] | None = None
+    ) -> tuple[int, str]:
+        """The HTTP status and the body the worker answered with (a modal's inline errors, say)."""
         async with aiohttp.ClientSession() as http:
             for _ in range(3000):  # a minute: a loaded machine starts a worker slowly
                 try:
                     sent = {**sign(body), "Content-Type": content_type, **(headers or {})}
                     async with http.post(self.url, data=body, headers=sent) as r:
-                        return r.status
+                        return r.status, await r.text()
                 except aiohttp.ClientConnectionError:
                     if self.process.poll() is not None:
                         said = self.log.read_text(encoding="utf-8")[-2000:]

@@ -256,6 +256,12 @@ async def test_a_busy_channel_and_the_controls_answer_the_same_from_either_worke
 
     refused = await _start(api, other, channel, BOB)  # a second start in the busy channel
     assert refused.ephemeral and "already" in refused.content.lower(), refused.content
+    thread = int(
+        str((await _query(storage_url, "SELECT channel FROM debates WHERE topic = $1", TOPIC))[0][0])
+    )
+    assert f"<#{thread}>" in refused.content, refused.content  # the debate's thread, linked
+    by_owner = await _start(api, owner, channel, BOB)
+    assert by_owner.ephemeral and by_owner.content == refused.content  # the same words from either
 
     status = await _ask(api, other, channel, BOB, "status")
     assert status.ephemeral and TOPIC in status.content, status.content

@@ -12,11 +12,13 @@ import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
 from core.outlasting import TRY_AGAIN
-from testkit.slack_api import FakeSlack
+from testkit.slack_api import TEAM, FakeSlack
 from testkit.slack_world import ALICE, BOB, CAROL, CHANNEL, envelope, mention_event
 from tests.bot.slack_cluster import (
     LONG_TURNS,
@@ -100,6 +102,41 @@ async def test_two_workers_start_once_and_answer_controls_from_either(
     # and now nothing runs there, whichever worker is asked
     await first.event(json.dumps(envelope(mention_event("status", channel=OTHER_CHANNEL))))
     assert (await told(api, ALICE, 3)).startswith("No debate is running in this channel")
+
+
+async def _start_form_answer(api: FakeSlack, worker: Worker, user: str, topic: str) -> dict[str, Any]:
+    """`/debate` alone through `worker` (it opens the Start form), the form sent back through it with
+    `topic`: what the worker answered the submission with (inline errors, or nothing)."""
+    opened = len(api.views.opened)
+    fields = {"token": "legacy", "team_id": TEAM, "channel_id": CHANNEL, "user_id": user, "text": ""}
+    fields |= {"command": "/debate", "trigger_id": api.trigger(user), "api_app_id": "A0001"}
+    assert await worker.post(urlencode(fields), "application/x-www-form-urlencoded") == 200
+    await api.wait_until(lambda: len(api.views.opened) > opened, within=20)
+    payload = {"type": "view_submission", "team": {"id": TEAM}, "user": {"id": user, "team_id": TEAM}}
+    payload |= {"api_app_id": "A0001", "token": "legacy", "trigger_id": api.trigger(user)}
+    payload["view"] = api.submission_state(api.last_view().id, {"topic": topic})
+    body = urlencode({"payload": json.dumps(payload)})
+    status, answer = await worker.answer(body, "application/x-www-form-urlencoded")
+    assert status == 200
+    return dict(json.loads(answer)) if answer.strip() else {}
+
+
+async def test_the_start_form_says_a_channel_is_busy_whichever_worker_reads_it(
+    api: FakeSlack, workers: tuple[Worker, Worker], storage_url: str
+) -> None:
+    topic = "Should cities ban cars?"
+    await workers[0].event(json.dumps(envelope(mention_event(f"debate {topic}"))))
+    await running_card(api, CHANNEL)
+    owner, other = await owner_and_other(list(workers), storage_url, topic)
+
+    answers = [await _start_form_answer(api, w, BOB, "Should trains be free?") for w in (other, owner)]
+    for answer in answers:  # said in the form, before it closes
+        assert answer.get("response_action") == "errors", answer
+        [said] = answer["errors"].values()
+        assert "already running in that channel" in said and topic in said, said
+    assert answers[0] == answers[1]  # the same words from the worker that does not run the debate
+    await asyncio.sleep(1.0)  # time for a start, if there were one
+    assert len(api.top_level(CHANNEL)) == 1 and not ephemerals(api, BOB)
 
 
 @pytest.mark.worker_env(ROSTRA_LIMITS__MAX_DEBATES_PER_SCOPE="3")

@@ -134,7 +134,8 @@ async def test_a_debate_is_created_only_while_its_claim_stands(url: str, opener:
     assert isinstance(await a.admit(ask("c3", person="u3")), Claimed)
     await run_sql(url, "UPDATE claims SET expires_at = 0 WHERE channel = 'c3'")  # lapsed, not taken
     await a.create_debate(record("d3", binding=here), claim=ChannelClaim("slack", "c3"))
-    assert await b.admit(ask("c3", person="u4")) == Refused("running", topic="Tabs?")
+    refused = Refused("running", topic="Tabs?", channel="c1")  # with where that debate runs
+    assert await b.admit(ask("c3", person="u4")) == refused
 
 
 async def test_a_start_that_never_became_a_debate_gives_the_cooldown_back_whichever_worker_is_asked(

@@ -1,9 +1,9 @@
-"""The debates this bot is delivering, by thread and by the channel they were started from."""
+"""The debates this process is delivering (their sinks, closed with the bot) and the vote cards it
+shows. Whether a channel is busy is asked of the store (core.admission), never of this desk: every
+worker must give the same answer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from adapters.discord.ballots.reactions import CardRegistry
@@ -15,16 +15,12 @@ from core.session import DebateHandle, DebateResult
 class Running:
     handle: DebateHandle
     sink: DiscordSink
-    thread_id: int
-    origin_id: int
-    """The channel `/debate start` ran in: the thread's parent, or the thread itself."""
 
 
 class DebateDesk:
     def __init__(self) -> None:
         self.cards = CardRegistry()
         self._running: dict[str, Running] = {}
-        self._starting: set[int] = set()
         self._ended: set[str] = set()
 
     def add(self, running: Running) -> None:
@@ -44,25 +40,6 @@ class DebateDesk:
     def finished(self, debate_id: str) -> None:
         if self._running.pop(debate_id, None) is None:
             self._ended.add(debate_id)
-
-    def in_channel(self, channel_id: int) -> Running | None:
-        """The debate running in this thread, or started from this channel."""
-        for running in self._running.values():
-            if channel_id in (running.thread_id, running.origin_id):
-                return running
-        return None
-
-    def is_starting(self, channel_id: int) -> bool:
-        return channel_id in self._starting
-
-    @contextmanager
-    def starting(self, channel_id: int) -> Iterator[None]:
-        """Hold the channel while a start is under way (two starts at once must not both pass)."""
-        self._starting.add(channel_id)
-        try:
-            yield
-        finally:
-            self._starting.discard(channel_id)
 
     async def aclose(self) -> None:
         for running in list(self._running.values()):

@@ -41,10 +41,6 @@ def busy_channel(thread_id: int, topic: str) -> str:
     )
 
 
-def starting_elsewhere() -> str:
-    return "A debate is being started in this channel right now; wait a moment."
-
-
 def cannot_open_thread(error: discord.HTTPException) -> str:
     """Why no thread could be opened: permissions only when Discord said so (403)."""
     detail = error.text or str(error.status)

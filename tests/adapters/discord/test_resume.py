@@ -212,7 +212,9 @@ async def test_with_resume_off_the_thread_is_told_and_the_debate_closes(world: W
     assert messages[-2].content == f"⚠️ {notice.message}"
     vote = card(thread, "🗳️").embeds[0].description or ""
     assert "**Result: Vote cancelled: the debate ended**" in vote and "voting closes" not in vote
-    assert world.bot.desk.in_channel(thread.id) is None
+    status = await world.bob.slash(thread, "debate status")  # nothing runs there any more
+    assert status.response is not None
+    assert status.response.content.startswith("No debate is running"), status.response.content
     _once_each(world, messages, [e for e in events if isinstance(e, TurnCompleted)])
 
 

@@ -4,6 +4,7 @@ same start path as `/debate <topic>`. What the request gets wrong is shown inlin
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -35,7 +36,8 @@ from adapters.slack.inbound.modal.blocks import (
 from adapters.slack.inbound.requests import Request
 from adapters.slack.install.scopes import SLASH_COMMAND
 from adapters.slack.render.text import from_slack
-from core.errors import DebateError
+from core.errors import DebateError, StoreError
+from core.ports import DebateRecord
 from core.spec import DebateSpec
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,7 @@ def channel_busy(topic: str) -> str:
 
 
 SLACK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
+STORE_CHECK_TIMEOUT = 0.5  # seconds to ask the store whether the channel is busy (Slack wants the ack in 3)
 
 
 class ModalReplies:
@@ -123,6 +126,16 @@ async def open_modal(
 
 
 TRIGGER_ERRORS = {"expired_trigger_id", "invalid_trigger_id", "exchanged_trigger_id"}
+
+
+async def _running_in(front: SlackFrontEnd, channel: str) -> DebateRecord | None:
+    """The debate running in `channel`, whichever worker runs it (asked of the store, so every worker
+    answers the same). None too when the store is slow or away: the start's admission says it then."""
+    try:
+        return await asyncio.wait_for(front.rt.store.find_running(PLATFORM, channel), STORE_CHECK_TIMEOUT)
+    except (StoreError, TimeoutError) as exc:
+        log.info("could not ask the store whether %s is busy (the start will): %r", channel, exc)
+        return None
 
 
 async def _say_privately(client: AsyncWebClient, channel: str, user: str, text: str) -> None:
@@ -202,10 +215,10 @@ def register_modal(app: AsyncApp, front: SlackFrontEnd) -> None:
         except (DebateError, AttachmentError) as exc:
             await ack(response_action="errors", errors={error_block(str(exc), view): str(exc)[:2000]})
             return
-        running = front.rt.manager.find(platform=PLATFORM, channel=submission.channel)
+        running = await _running_in(front, submission.channel)
         if running is not None:  # said in the modal, before it closes
             block = CHANNEL_BLOCK if CHANNEL_BLOCK in read_state(view) else TOPIC_BLOCK
-            await ack(response_action="errors", errors={block: channel_busy(running.spec.topic)})
+            await ack(response_action="errors", errors={block: channel_busy(running.topic)})
             return
         refusal = await front.refusal_for(request)  # bounded by launch's check timeout
         if refusal is not None:
