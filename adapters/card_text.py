@@ -44,6 +44,13 @@ HUMANS_TEXT = {
     "tiebreak": "people break ties",
     "vote": "people vote too",
 }
+"""How people vote, as the line under a debate's card says it."""
+HUMANS_CHOICES = {
+    "off": "AI votes only; people watch",
+    "tiebreak": "People break the AI voters' ties",
+    "vote": "People vote too",
+}
+"""How people vote, as a start form's choices name it (Discord's `humans` option, Slack's modal)."""
 
 
 def either(items: Sequence[str], joiner: str = "or") -> str:

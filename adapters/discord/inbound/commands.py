@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import discord
 from discord import app_commands
 
+from adapters.card_text import HUMANS_CHOICES
 from adapters.discord.access import can_see, may_stop
 from adapters.discord.delivery.sender import NO_MENTIONS, embed_of
 from adapters.discord.inbound.answers import in_time, tell
@@ -35,10 +36,10 @@ MAX_TOPIC_OPTION = 2000  # the most limits.max_topic_length allows; the configur
 MIN_DURATION, MAX_DURATION = 30, 7200
 MIN_EXCHANGES, MAX_EXCHANGES = 1, 10
 
+HUMANS_FORMATS = {"off": "", "tiebreak": " (arena, council)", "vote": " (arena; the audience in oxford)"}
 HUMAN_CHOICES = [
-    app_commands.Choice(name="off: people watch; the AI voters decide", value="off"),
-    app_commands.Choice(name="tiebreak: people break the AI voters' ties (arena, council)", value="tiebreak"),
-    app_commands.Choice(name="vote: people vote too (arena), or as the audience (oxford)", value="vote"),
+    app_commands.Choice(name=f"{value}: {label}{HUMANS_FORMATS[value]}", value=value)
+    for value, label in HUMANS_CHOICES.items()
 ]
 
 

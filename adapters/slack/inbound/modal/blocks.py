@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from adapters.card_text import HUMANS_CHOICES
 from adapters.slack.inbound.commands import parse_duration
 from adapters.slack.inbound.documents import SlackFile
 from adapters.slack.render.ops import Block
@@ -46,11 +47,7 @@ OPTION_LABELS = {
     "strategy": "How the council decides",
     "questions": "Questions to draw from the question document",
 }
-CHOICE_LABELS = {
-    ("humans", "off"): "AI votes only",
-    ("humans", "tiebreak"): "People break the AI's ties",
-    ("humans", "vote"): "People vote too",
-}
+CHOICE_LABELS = {("humans", value): label for value, label in HUMANS_CHOICES.items()}
 MAX_FILES = 10
 
 
