@@ -20,12 +20,11 @@ from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.host import Host
-from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.errors import InstallationsUnavailable
 from adapters.slack.inbound.modal.blocks import TOPIC_BLOCK
 from adapters.slack.install.installations import InstallationStore
 from adapters.slack.install.scopes import BOT_SCOPES
-from adapters.slack.install.workspaces import UNINSTALLED, WorkspaceFronts
+from adapters.slack.install.workspaces import WorkspaceFronts, stop_workspace
 from adapters.slack.render.messages import refusal
 
 log = logging.getLogger(__name__)
@@ -108,9 +107,7 @@ def register_single_uninstall(app: AsyncApp, rt: Host) -> None:
         if event.get("type") == "tokens_revoked" and not (event.get("tokens") or {}).get("bot"):
             return
         team = str(body.get("team_id") or "")
-        for handle in rt.manager.running():
-            if handle.binding.platform == PLATFORM and handle.binding.scope == team:
-                await handle.stop(UNINSTALLED)
+        await stop_workspace(rt, team)
         log.warning("Slack workspace %s removed Rostra: SLACK_BOT_TOKEN no longer works", team)
 
     app.event("app_uninstalled")(on_removed)

@@ -51,6 +51,7 @@ class WorkspaceFronts(SlackFrontEnd):
         self.installations = installations
         self._make_client = make_client
         self._fronts: dict[str, SlackFrontEnd] = {}
+        self._retired: list[SlackFrontEnd] = []  # fronts of replaced tokens: their debates go on
         self._bot_users: dict[str, str | None] = {}
         self._lock = asyncio.Lock()
         self.results = _WorkspaceResults(self)
@@ -59,18 +60,27 @@ class WorkspaceFronts(SlackFrontEnd):
         return self._fronts.get(team)
 
     async def front_for(self, team: str) -> SlackFrontEnd:
-        """The front end of `team`, with its own token. Raises NotInstalled."""
+        """The front end of `team`, with the token its installation holds now. Raises NotInstalled.
+
+        The installation is read every time (as Bolt reads it to authorize each request): another
+        worker may have seen the workspace remove Rostra and install it again, with a new token."""
+        bot = await self.installations.async_find_bot(enterprise_id=None, team_id=team)
         async with self._lock:
             front = self._fronts.get(team)
-            if front is not None:
-                return front
-            bot = await self.installations.async_find_bot(enterprise_id=None, team_id=team)
             if bot is None or not bot.bot_token:
                 raise NotInstalled(team)
+            if front is not None and front.client.token == bot.bot_token:
+                return front
+            if front is not None:  # installed again, with another token: new requests use that one
+                log.info("Slack workspace %s has a new bot token: its new requests use it", team)
+                self._retired.append(front)
             front = SlackFrontEnd(self.rt, self._make_client(bot.bot_token, self.settings))
             self._fronts[team] = front
             self._bot_users[team] = bot.bot_user_id
             return front
+
+    def _every_front(self) -> list[SlackFrontEnd]:
+        return [*self._fronts.values(), *self._retired]
 
     # --- requests go to their workspace --------------------------------------------------------
 
@@ -100,7 +110,7 @@ class WorkspaceFronts(SlackFrontEnd):
         return await front.refusal_for(request)
 
     async def reaction(self, reaction: ReactionRequest, *, bot_user_id: str | None) -> None:
-        for front in list(self._fronts.values()):  # channel ids are unique across workspaces
+        for front in self._every_front():  # channel ids are unique across workspaces
             await front.reaction(reaction, bot_user_id=bot_user_id)
 
     # --- resuming after a restart: each debate in its own workspace --------------------------------
@@ -114,7 +124,7 @@ class WorkspaceFronts(SlackFrontEnd):
         return await front.reattach(record, values, self._bot_users.get(team))
 
     def forget(self, sink: SlackSink) -> None:
-        for front in self._fronts.values():
+        for front in self._every_front():
             front.forget(sink)
 
     async def bot_user_id(self) -> str | None:
@@ -129,25 +139,32 @@ class WorkspaceFronts(SlackFrontEnd):
             self._bot_users.pop(team, None)
         if front is not None:
             await front.aclose()  # nothing more is posted with the revoked token
-        for handle in self.rt.manager.running():
-            if handle.binding.platform == PLATFORM and handle.binding.scope == team:
-                await handle.stop(UNINSTALLED)
+        await stop_workspace(self.rt, team)
         await self.installations.async_delete_all(enterprise_id=None, team_id=team)
         log.info("Slack workspace %s removed Rostra: its debates stopped and its tokens deleted", team)
 
     # --- lifecycle -------------------------------------------------------------------------------
 
     async def wait_idle(self) -> None:
-        for front in list(self._fronts.values()):
+        for front in self._every_front():
             await front.wait_idle()
         await super().wait_idle()
 
     async def aclose(self) -> None:
-        fronts = list(self._fronts.values())
+        fronts = self._every_front()
         self._fronts.clear()
+        self._retired.clear()
         for front in fronts:
             await front.aclose()
         await super().aclose()
+
+
+async def stop_workspace(rt: Host, team: str) -> None:
+    """Stop every debate of a workspace that removed Rostra, whichever worker runs it (Slack tells
+    one worker): this one's at once, the others' through the store (`DebateManager.request_stop`)."""
+    for record in await rt.store.debates_with_status("running"):
+        if record.binding.platform == PLATFORM and record.binding.scope == team:
+            await rt.manager.request_stop(record.id, UNINSTALLED, wait=0)
 
 
 class _WorkspaceResults(SlackResults):

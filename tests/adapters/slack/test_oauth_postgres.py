@@ -67,6 +67,7 @@ async def pg_worker(tmp_path: Path, api: FakeSlack, url: str) -> AsyncIterator[H
     )
     clock = HeldClock(hold=5)
     async with Runtime(config, clock=clock, secrets=SECRETS) as rt:
+        rt.enable_failover()  # one of several processes, as `rostra slack` runs it
         stores = oauth_stores(rt.store, SECRETS)  # what `rostra slack` does with a postgresql:// URL
         assert stores is not None and isinstance(rt.store, PostgresStore)
         app = create_app(rt, oauth_stores=stores)
@@ -153,6 +154,39 @@ async def test_uninstalling_deletes_the_workspace_for_every_worker(
         assert await stores.installations.async_find_bot(enterprise_id=None, team_id="T0003") is not None
     finally:
         await store.close()
+
+
+async def test_a_workspace_removed_through_one_worker_and_installed_again_is_served_by_both(
+    tmp_path: Path, api: FakeSlack, postgres_url: str
+) -> None:
+    """Slack tells one worker that a workspace removed Rostra. The other ran that workspace's debate
+    and kept its token: the debate went on, and once the workspace installed Rostra again that
+    worker still answered with the revoked token, so its people got nothing. Now the debate stops
+    wherever it runs, and each worker uses the token the installation holds now."""
+    async with (
+        pg_worker(tmp_path, api, postgres_url) as first,
+        pg_worker(tmp_path, api, postgres_url) as second,
+    ):
+        await install(first, SECOND)
+        await send(second, second_mention("debate Should cities ban cars?"))
+        handle = await second.wait_running(CHANNEL2)  # run by the worker Slack will not tell
+        uninstall: dict[str, Any] = {"type": "app_uninstalled", "event_ts": "1.5"}
+        await send(first, team_envelope(SECOND, uninstall, f"UBOT{SECOND}"))
+        await asyncio.wait_for(handle.wait(), 30)  # (before, it ran on until a post of it failed)
+        end = (await second.events(handle.debate_id))[-1]
+        assert isinstance(end, DebateCompleted) and end.detail == UNINSTALLED
+        api.revoke(SECOND)  # the old token is dead
+
+        await install(first, SECOND)  # installed again: a new token
+        live = api.installs.tokens.items()
+        [token] = [t for t, w in live if w.team == SECOND and t not in api.installs.revoked]
+        posted = len(api.calls_to("chat.postMessage"))
+        await send(second, second_mention("debate Should trains be free?"))
+        again = await second.wait_running(CHANNEL2)
+        later = api.calls_to("chat.postMessage")[posted:]
+        assert later and {c.token for c in later} == {token}  # the card, with the new token
+        await again.stop("test over")
+        await second.settle()
 
 
 async def installations_away(url: str, seconds: float, held: asyncio.Event) -> None:
