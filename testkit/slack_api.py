@@ -400,9 +400,10 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
 
     def _reactions_add(self, a: dict[str, Any]) -> dict[str, Any]:
         users = self.reactions.setdefault((a["channel"], a["timestamp"]), {}).setdefault(a["name"], [])
-        if BOT_USER in users:
+        me = self.identity().get("user_id", BOT_USER)  # the bot user of the token's workspace
+        if me in users:
             return {"ok": False, "error": "already_reacted"}
-        users.append(BOT_USER)
+        users.append(me)
         return {"ok": True}
 
     def _reactions_get(self, a: dict[str, Any]) -> dict[str, Any]:

@@ -82,7 +82,8 @@ def register(app: AsyncApp, front: SlackFrontEnd) -> None:
     async def on_reaction(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> None:
         if seen.repeat(body.get("event_id")) or not await first_delivery(front.rt.store, event_key(body)):
             return
-        reaction = reaction_request(event, added=event.get("type") == "reaction_added")
+        added = event.get("type") == "reaction_added"
+        reaction = reaction_request(event, added=added, team=str(body.get("team_id") or ""))
         if reaction is None:
             return
         await front.reaction(reaction, bot_user_id=context.bot_user_id)

@@ -34,6 +34,7 @@ class ReactionRequest:
     at: float | None
     """When the person reacted (the event's `event_ts`): reactions count in that order, not in the
     order their events arrive (`adapters/reaction_ballot.py`)."""
+    team: str = ""  # the workspace it came from (many workspaces: whose front end takes it)
 
 
 def _without_mention(text: str, bot_user_id: str | None) -> str:
@@ -63,7 +64,7 @@ def slash_request(command: dict[str, Any]) -> Request:
     )
 
 
-def reaction_request(event: dict[str, Any], *, added: bool) -> ReactionRequest | None:
+def reaction_request(event: dict[str, Any], *, added: bool, team: str = "") -> ReactionRequest | None:
     """None for reactions on anything but a message."""
     item = event.get("item") or {}
     if item.get("type") != "message":
@@ -75,6 +76,7 @@ def reaction_request(event: dict[str, Any], *, added: bool) -> ReactionRequest |
         name=str(event.get("reaction") or ""),
         added=added,
         at=_time_of(event.get("event_ts")),
+        team=team,
     )
 
 

@@ -110,8 +110,18 @@ class WorkspaceFronts(SlackFrontEnd):
         return await front.refusal_for(request)
 
     async def reaction(self, reaction: ReactionRequest, *, bot_user_id: str | None) -> None:
-        for front in self._every_front():  # channel ids are unique across workspaces
-            await front.reaction(reaction, bot_user_id=bot_user_id)
+        """To the front end delivering a debate in that channel (channel ids are unique across
+        workspaces), else to its workspace's: the card may be of a debate another worker runs."""
+        for front in self._every_front():
+            if front.desk.sink_in(reaction.channel) is not None:
+                await front.reaction(reaction, bot_user_id=bot_user_id)
+                return
+        try:
+            front = await self.front_for(reaction.team)
+        except NotInstalled:
+            log.warning("a reaction from workspace %s, which has no installation", reaction.team)
+            return
+        await front.reaction(reaction, bot_user_id=bot_user_id)
 
     # --- resuming after a restart: each debate in its own workspace --------------------------------
 

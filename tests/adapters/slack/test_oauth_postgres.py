@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -29,9 +30,9 @@ from core.storage import open_store
 from core.storage.postgres import PostgresStore
 from testkit.slack_api import FakeSlack
 from testkit.slack_views import CLIENT_ID, CLIENT_SECRET
-from testkit.slack_world import slash_fields
+from testkit.slack_world import reaction_event, slash_fields
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import ALICE, SIGNING_SECRET, SLOW_FIRST_TURN, Harness
+from tests.adapters.slack.conftest import ALICE, BOB, SIGNING_SECRET, SLOW_FIRST_TURN, Harness
 from tests.adapters.slack.interactive import block_actions, interact
 from tests.adapters.slack.test_oauth import (
     CHANNEL2,
@@ -44,6 +45,7 @@ from tests.adapters.slack.test_oauth import (
     send,
     team_envelope,
 )
+from tests.adapters.slack.test_resume import TIE
 from tests.helpers import make_config, write_script
 
 SECRETS = Secrets(
@@ -55,14 +57,17 @@ SECRETS = Secrets(
 
 
 @asynccontextmanager
-async def pg_worker(tmp_path: Path, api: FakeSlack, url: str) -> AsyncIterator[Harness]:
-    """One `rostra slack` HTTP worker in many-workspace mode, its store and installations on `url`."""
+async def pg_worker(
+    tmp_path: Path, api: FakeSlack, url: str, *, script: dict[str, Any] = SLOW_FIRST_TURN, rounds: int = 1
+) -> AsyncIterator[Harness]:
+    """One `rostra slack` HTTP worker in many-workspace mode, its store and installations on `url`
+    (`rounds` 2: the people vote between them, in the format's own window)."""
     config = make_config(
         tmp_path,
         storage={"url": url},
-        model={"script": str(write_script(tmp_path, SLOW_FIRST_TURN)), "latency": 0},
-        slack={"api_url": api.base_url, "edit_interval": 0},
-        limits={"user_cooldown": 0, "max_rounds": 1},
+        model={"script": str(write_script(tmp_path, script)), "latency": 0},
+        slack={"api_url": api.base_url, "edit_interval": 0, "human_window": None},
+        limits={"user_cooldown": 0, "max_rounds": rounds},
         formats={"arena": {"exchanges_per_round": 1}},
     )
     clock = HeldClock(hold=5)
@@ -187,6 +192,35 @@ async def test_a_workspace_removed_through_one_worker_and_installed_again_is_ser
         assert later and {c.token for c in later} == {token}  # the card, with the new token
         await again.stop("test over")
         await second.settle()
+
+
+async def test_a_reaction_reaching_a_worker_new_to_the_workspace_counts_in_its_debate(
+    tmp_path: Path, api: FakeSlack, postgres_url: str
+) -> None:
+    """A worker passed reactions on only to the workspaces it had already served: one Slack sent a
+    workspace's reaction to first lost the vote. Now it is the reaction's own workspace that takes it."""
+    async with (
+        pg_worker(tmp_path, api, postgres_url, script=TIE, rounds=2) as owner,
+        pg_worker(tmp_path, api, postgres_url, script=TIE, rounds=2) as other,
+    ):
+        await install(owner, SECOND)
+        await send(owner, second_mention("debate Should cities ban cars?"))
+        handle = await owner.wait_running(CHANNEL2)
+        await api.wait_until(lambda: handle.human_vote_open("v1"), within=30)
+        await api.wait_until(lambda: any(m["text"].startswith("Vote: ") for m in owner.thread(CHANNEL2)))
+        [card] = [m for m in owner.thread(CHANNEL2) if m["text"].startswith("Vote: ")]
+        assert other.running(CHANNEL2) is None  # and it has served nobody in that workspace yet
+        read = partial(api.calls_to, "reactions.get")  # the owner read its card: events only from here
+        await api.wait_until(lambda: any(c.args.get("timestamp") == card["ts"] for c in read()))
+        reacted = reaction_event(True, BOB, "x", card["ts"], channel=CHANNEL2)
+        await send(other, team_envelope(SECOND, reacted, f"UBOT{SECOND}"))
+
+        def counted() -> dict[str, str]:
+            return {p: v.choice for p, v in handle.state.ballots["v1"].human_votes.items()}
+
+        await api.wait_until(lambda: counted() == {BOB: "replace"}, within=30)
+        await handle.stop("test over")
+        await owner.settle()
 
 
 async def installations_away(url: str, seconds: float, held: asyncio.Event) -> None:
