@@ -375,6 +375,21 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
                 found.append(shown)
         return {"ok": True, "messages": found[: int(a.get("limit") or 1000)], "has_more": False}
 
+    def _conversations_history(self, a: dict[str, Any]) -> dict[str, Any]:
+        """The channel's top-level messages, newest first; metadata only with `include_all_metadata`."""
+        if "channels:history" not in self.scopes.split(","):
+            return {"ok": False, "error": "missing_scope", "needed": "channels:history"}
+        channel, found = a.get("channel", ""), []
+        for key in reversed(self.order):
+            message = self.messages[key]
+            if key[0] != channel or key in self.deleted or message.get("thread_ts") not in (None, key[1]):
+                continue
+            shown = dict(message)
+            if str(a.get("include_all_metadata", "")).lower() not in ("1", "true"):
+                shown.pop("metadata", None)
+            found.append(shown)
+        return {"ok": True, "messages": found[: int(a.get("limit") or 100)], "has_more": False}
+
     def _chat_update(self, a: dict[str, Any]) -> dict[str, Any]:
         key = (a.get("channel", ""), a.get("ts", ""))
         message = self.messages.get(key)

@@ -24,7 +24,9 @@ from adapters.slack.ballots.windows import with_platform_window
 from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.delivery.desk import SlackDesk
 from adapters.slack.delivery.failures import api_error
+from adapters.slack.delivery.opening import post_opening
 from adapters.slack.delivery.pointers import point_back
+from adapters.slack.delivery.sender import ambiguous
 from adapters.slack.delivery.sink import NETWORK_ERRORS, SlackSink
 from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound.commands import Start
@@ -173,16 +175,14 @@ class Launcher:
         """Post the opening card (so the thread exists), then start the debate into it."""
         text, blocks = pending_card(spec.topic, spec.format)
         try:
-            posted = await self.client.chat_postMessage(
-                channel=request.channel, text=text, blocks=list(blocks), parse="none", unfurl_links=False
-            )
+            thread_ts = await post_opening(self.client, request.channel, text, blocks)
         except SlackApiError as exc:
-            await replies.say(messages.cannot_post(api_error(exc)))
+            said = messages.no_answer if ambiguous(exc) else messages.cannot_post
+            await replies.say(said(api_error(exc)))
             return
         except NETWORK_ERRORS as exc:
-            await replies.say(messages.cannot_post(type(exc).__name__))
+            await replies.say(messages.no_answer(type(exc).__name__))
             return
-        thread_ts = str(posted["ts"])
         # confirmed once the card is up: a channel without the bot gets one message, not two
         await replies.confirm(messages.starting(spec.topic))
         sink = SlackSink(

@@ -3,7 +3,7 @@
 BOT_SCOPES = frozenset(
     {
         "app_mentions:read",  # receive app_mention events
-        "channels:history",  # read a debate thread back: did a post whose answer was lost land?
+        "channels:history",  # read a thread (or the channel) back: did a post whose answer was lost land?
         "groups:history",  # the same in private channels
         "chat:write",  # opening card, persona messages, cards; chat.update/delete; ephemeral replies
         "chat:write.customize",  # persona username and icon on each message

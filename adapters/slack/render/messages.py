@@ -73,6 +73,14 @@ def starting(topic: str) -> str:
     return f"Starting a debate on *{escape(topic)}*: follow it in the thread under my opening card."
 
 
+def no_answer(error: str) -> str:
+    """Slack did not answer the opening card's post (and it is not in the channel): nothing started."""
+    return (
+        f"🚫 Slack didn't answer when I posted the opening card ({escape(error)}); nothing started."
+        " Try again in a moment."
+    )
+
+
 def cannot_post(error: str) -> str:
     return (
         f"🚫 I can't post in this channel ({escape(error)}). Invite me with `/invite @Rostra` and try again."
