@@ -74,7 +74,8 @@ def starting(topic: str) -> str:
 
 
 def no_answer(error: str) -> str:
-    """Slack did not answer the opening card's post (and it is not in the channel): nothing started."""
+    """Slack did not answer the opening card's post and the card was not found posted: no debate
+    started (a card that landed where the channel could not be read back stays, still pending)."""
     return (
         f"🚫 Slack didn't answer when I posted the opening card ({escape(error)}); nothing started."
         " Try again in a moment."
