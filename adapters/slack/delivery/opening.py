@@ -2,7 +2,7 @@
 
 The card is the first thing a start posts: its thread is where the debate lives. When Slack's
 answer to that post is lost (a dropped connection, a 5xx), Slack may or may not have posted it. The
-card carries a marker in its metadata, as the sender's posts do (`sender.MARKER`); the channel's
+card carries a marker in its metadata, as the sender's posts do (`markers.py`); the channel's
 newest messages are read back for it, and a card that landed carries the debate. One that did not
 is the caller's to report as Slack not answering (`ambiguous`), not as a channel without the bot.
 """
@@ -17,8 +17,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.failures import NETWORK_ERRORS
+from adapters.slack.delivery.markers import key_of, marked
 from adapters.slack.delivery.rates import READ_BACK_MESSAGES, rates_of
-from adapters.slack.delivery.sender import MARKER, ambiguous
+from adapters.slack.delivery.sender import ambiguous
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ async def post_opening(client: AsyncWebClient, channel: str, text: str, blocks: 
             channel=channel,
             text=text,
             blocks=list(blocks),
-            metadata={"event_type": MARKER, "event_payload": {"key": key}},
+            metadata=marked(key),
             parse="none",
             unfurl_links=False,
         )
@@ -59,8 +60,4 @@ async def _landed(client: AsyncWebClient, channel: str, key: str) -> str | None:
     except (SlackApiError, *NETWORK_ERRORS) as exc:
         log.warning("could not look for a lost opening card in %s: %r", channel, exc)
         return None
-    for message in response.get("messages") or []:
-        metadata = message.get("metadata") or {}
-        if metadata.get("event_type") == MARKER and (metadata.get("event_payload") or {}).get("key") == key:
-            return str(message["ts"])
-    return None
+    return next((str(m["ts"]) for m in response.get("messages") or [] if key_of(m) == key), None)

@@ -21,6 +21,7 @@ from adapters.chunking import split_message
 from adapters.delivery.rates import FencedWindows
 from adapters.slack.delivery.failures import NETWORK_ERRORS, ReadBackDeferred, api_error
 from adapters.slack.delivery.files import upload_file
+from adapters.slack.delivery.markers import key_of, marked
 from adapters.slack.delivery.rates import READ_BACK_MESSAGES, post_rate, rates_of
 from adapters.slack.render.blocks import context
 from adapters.slack.render.emoji import icon_emoji
@@ -30,9 +31,6 @@ from core.models import PersonaRef
 
 log = logging.getLogger(__name__)
 
-MARKER = "rostra_message"
-"""Message metadata event type: every message Rostra posts carries its key, so that a post whose
-answer was lost can be found in the thread instead of being posted twice."""
 NOTE_KEY = "note:custom-names"
 NO_CUSTOM_NAMES_NOTE = (
     "ℹ️ Persona names are shown in bold: Slack refused custom names and icons for Rostra's messages"
@@ -165,7 +163,7 @@ class SlackSender:
                     thread_ts=self.thread_ts,
                     text=text,
                     blocks=list(blocks) if blocks else None,
-                    metadata={"event_type": MARKER, "event_payload": {"key": key}} if key else None,
+                    metadata=marked(key) if key else None,
                     **_SAFE,
                     **_NO_UNFURL,
                     **extra,
@@ -214,14 +212,9 @@ class SlackSender:
             return None
         found: dict[str, str] = {}
         for message in response.get("messages") or []:
-            metadata = message.get("metadata") or {}
-            payload = metadata.get("event_payload") or {}
-            if (
-                metadata.get("event_type") == MARKER
-                and payload.get("key")
-                and message["ts"] != self.thread_ts
-            ):
-                found[str(payload["key"])] = str(message["ts"])
+            key = key_of(message)
+            if key is not None and message["ts"] != self.thread_ts:
+                found[key] = str(message["ts"])
         return found
 
     async def notice(self, kind: str, text: str) -> None:
