@@ -666,13 +666,24 @@ async def _frozen_through_a_takeover(
     thread: int,
     storage_url: str,
     meanwhile: Callable[[], None] = lambda: None,
+    *,
+    told: bool = True,
 ) -> float:
-    """Freeze the worker (SIGSTOP) until the thread says its debate was taken over, do `meanwhile`,
-    then wake it (SIGCONT); when it was woken (monotonic)."""
+    """Freeze the worker (SIGSTOP) until its debate was taken over, do `meanwhile`, then wake it
+    (SIGCONT); when it was woken (monotonic). Taken over: the thread says so, or (`told` False: the
+    notice waits for the debate's next event, which an outage of the model holds back) the store
+    names another owner."""
+
+    async def taken() -> bool:
+        if told:
+            return any(TAKEN_OVER in m["content"] for m in api.in_channel(thread))
+        rows = await _query(storage_url, "SELECT owner FROM debates WHERE topic = $1", TOPIC)
+        return rows[0][0] not in ("", worker.owner)
+
     freeze(worker.process, storage_url)
     try:
         deadline = time.monotonic() + LEASE + HEARTBEAT + ROOM + 10
-        while not any(TAKEN_OVER in m["content"] for m in api.in_channel(thread)):
+        while not await taken():
             assert time.monotonic() < deadline, "the debate was never taken over"
             await asyncio.sleep(0.2)
         meanwhile()
@@ -702,7 +713,7 @@ async def test_a_worker_paused_while_it_waits_out_the_model_asks_it_nothing_when
     until = overload(claude, time.monotonic())
     await api.wait_until(lambda: bool(_notices(api, thread, PAUSED)), within=30)
 
-    woken = await _frozen_through_a_takeover(api, owner, thread, storage_url)
+    woken = await _frozen_through_a_takeover(api, owner, thread, storage_url, told=False)
     await asyncio.sleep(max(5.0, until - time.monotonic() + 2))  # its waits run out, the model is back
 
     def owners(request: AnthropicRequest) -> bool:  # its calls are told apart by its key
@@ -719,6 +730,7 @@ async def test_a_worker_paused_while_it_waits_out_the_model_asks_it_nothing_when
     assert await _status_of(storage_url) == "completed"
     spoken = [e for e in await _stored(storage_url) if isinstance(e, TurnCompleted)]
     await api.wait_until(lambda: len(_persona_posts(api, thread)) >= len(spoken), within=30)
+    assert len(_notices(api, thread, TAKEN_OVER)) == 1  # the thread was told, once
     shown = _persona_posts(api, thread)
     assert len(shown) == len(spoken), shown
     for text, turn in zip(shown, spoken, strict=True):

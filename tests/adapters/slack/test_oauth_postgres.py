@@ -180,6 +180,7 @@ async def test_a_workspace_removed_through_one_worker_and_installed_again_is_ser
         await asyncio.wait_for(handle.wait(), 30)  # (before, it ran on until a post of it failed)
         end = (await second.events(handle.debate_id))[-1]
         assert isinstance(end, DebateCompleted) and end.detail == UNINSTALLED
+        await second.settle()  # its closing post made, with the token it had then
         api.revoke(SECOND)  # the old token is dead
 
         await install(first, SECOND)  # installed again: a new token
