@@ -10,6 +10,8 @@ DebateError
  │    ├── LeaseLost           another process owns the debate now: this one may not write it
  │    ├── ClaimLapsed         a start's claim on its channel lapsed before its debate was created
  │    └── UnreadableDebate    a stored debate (its row or an event) no longer loads
+ ├── PlatformUnavailable  the chat platform cannot be reached now: tried again later
+ ├── NowhereToRun         where a debate ran is gone for good: it is closed, shown nowhere
  ├── AdmissionError       a start was refused by policy (cooldown, one per channel, caps)
  └── BallotError          a human vote was refused
       ├── BallotClosedError   no human window is open for that vote
@@ -52,6 +54,11 @@ class ModelOutage(DebateError):
 class PlatformUnavailable(DebateError):
     """The chat platform cannot be reached now (it answers 5xx, or not at all): what needed it is
     tried again later (a debate to take over stays resumable)."""
+
+
+class NowhereToRun(DebateError):
+    """Where a debate ran is gone for good (its workspace removed the app): a debate found to take
+    over there is closed as `stopped` with `message` as the reason, and shown nowhere."""
 
 
 class StoreError(DebateError):

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from core.errors import PlatformUnavailable, StoreError, UnreadableDebate
+from core.errors import NowhereToRun, PlatformUnavailable, StoreError, UnreadableDebate
 from core.events import Event, Notice
 from core.manager import DebateManager
 from core.ports import DebateRecord, EventSink
@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 
 Attach = Callable[[DebateRecord, dict[str, str]], Awaitable[EventSink | None]]
 """Gives a sink bound to where the debate was shown (from its stored binding values), or None when
-that place is gone; raises when the platform is briefly unreachable (the debate waits for the next look)."""
+that place is gone; raises PlatformUnavailable when the platform is briefly unreachable (the debate
+waits for the next look), NowhereToRun when the place is gone for good (the debate is closed, stopped)."""
 Adopted = Callable[[list[DebateHandle]], Awaitable[None]]
 """Told which debates a later look took over, so the front end binds them as it binds resumed ones."""
 
@@ -78,7 +79,9 @@ class Recovery:
 
         For each, `attach(record, binding_values)` gives a sink bound to where the debate was shown,
         or None when that place is gone (the debate is then closed with the reason stored); if it
-        raises (the platform is briefly unreachable), the debate is left for the next start. With
+        raises NowhereToRun (gone for good: the workspace removed the app) the debate is closed as
+        stopped; if it raises otherwise (the platform is briefly unreachable), the debate is left
+        for the next look. With
         resuming off the debate is closed with a message instead; one that cannot be replayed
         here (its format or options changed) is closed saying why. The rest continue, live.
 
@@ -216,6 +219,10 @@ class Recovery:
                 continue
             except PlatformUnavailable as exc:  # tried again at the next look (one line each time)
                 log.warning("debate %s: %s; it stays resumable", record.id, exc)
+                continue
+            except NowhereToRun as exc:
+                log.info("debate %s: %s; it is closed", record.id, exc)
+                await self._manager.close_stored(record, _Nowhere(), reason="stopped", message=str(exc))
                 continue
             except Exception:
                 log.exception(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from tests.adapters.slack.test_oauth import (
     second_mention,
     team_envelope,
 )
+from tests.bot.freezing import freeze, wake
 from tests.bot.slack_cluster import (
     LONG_TURNS,
     Worker,
@@ -40,19 +42,27 @@ pytestmark = pytest.mark.slow
 
 TOPIC = "Should cities ban cars?"
 REMOVED = "Rostra was removed from this workspace"
+LEASE, HEARTBEAT = 6.0, 1.0
 
 
 @pytest.fixture
 def workers(tmp_path: Path, api: FakeSlack, storage_url: str) -> Iterator[tuple[Worker, Worker]]:
-    """Two workers in many-workspace mode: no bot token, the OAuth client and a sealing key."""
-    oauth = {
-        "SLACK_CLIENT_ID": CLIENT_ID,
-        "SLACK_CLIENT_SECRET": CLIENT_SECRET,
-        "ROSTRA_SECRET_KEY": SECRET_KEY,
-    }
-    env = worker_env(storage_url, write_script(tmp_path, LONG_TURNS), api, oauth)
-    del env["SLACK_BOT_TOKEN"]
-    with running_workers([env, env], tmp_path / "stderr.log") as (first, second):
+    """Two workers in many-workspace mode: no bot token, the OAuth client and a sealing key; as on
+    two machines (a frozen worker's pid is not looked at), with a short lease."""
+    envs = []
+    for n in range(2):
+        oauth = {
+            "SLACK_CLIENT_ID": CLIENT_ID,
+            "SLACK_CLIENT_SECRET": CLIENT_SECRET,
+            "ROSTRA_SECRET_KEY": SECRET_KEY,
+            "ROSTRA_STORAGE__LEASE_SECONDS": str(LEASE),
+            "ROSTRA_STORAGE__HEARTBEAT_SECONDS": str(HEARTBEAT),
+            "ROSTRA_INSTANCE": f"machine-{n}",
+        }
+        env = worker_env(storage_url, write_script(tmp_path, LONG_TURNS), api, oauth)
+        del env["SLACK_BOT_TOKEN"]
+        envs.append(env)
+    with running_workers(envs, tmp_path / "stderr.log") as (first, second):
         yield first, second
 
 
@@ -114,3 +124,35 @@ async def test_a_removal_told_to_one_worker_ends_the_debate_the_other_runs_and_a
     await api.wait_until(lambda: len(_cards(api)) == 2, within=30)  # the new debate's card, shown
     later = api.calls_to("chat.postMessage")[posted:]
     assert later and {c.token for c in later} == {new}  # by the worker that ran the first, new token
+
+
+async def test_a_removal_while_the_debates_worker_is_frozen_ends_it_and_the_woken_worker_stays_quiet(
+    api: FakeSlack, workers: tuple[Worker, Worker], storage_url: str
+) -> None:
+    """The worker running the workspace's debate is frozen (SIGSTOP) when Slack tells the other that
+    the workspace removed Rostra: the debate ends all the same, and the frozen worker, woken, posts
+    nothing more there."""
+    first, second = workers
+    await _install(api, first, second)
+    await second.event(json.dumps(second_mention(f"debate {TOPIC}")))
+    await api.wait_until(lambda: len(_cards(api)) == 1, within=30)
+    owner, other = await owner_and_other([first, second], storage_url, TOPIC)
+    freeze(owner.process, storage_url)
+    try:
+        uninstalled: dict[str, Any] = {"type": "app_uninstalled", "event_ts": "1.5"}
+        await other.event(json.dumps(team_envelope(SECOND, uninstalled, f"UBOT{SECOND}")))
+        api.revoke(SECOND)
+        deadline = time.monotonic() + LEASE + HEARTBEAT + 30
+        while await status_of(storage_url, TOPIC) == "running":  # (before, it stayed running for good)
+            assert time.monotonic() < deadline, "the debate ran on"
+            await asyncio.sleep(0.2)
+    finally:
+        woken = time.monotonic()
+        wake(owner.process)
+    assert await status_of(storage_url, TOPIC) == "stopped"
+    await asyncio.sleep(LEASE + HEARTBEAT)  # the woken worker's time to post, were it to
+    assert not [c for c in api.calls if c.at > woken and c.method.startswith("chat.")]
+    assert await status_of(storage_url, TOPIC) == "stopped"
+    assert owner.process.poll() is None  # awake, not crashed
+    said = owner.log.read_text(encoding="utf-8")
+    assert "could not reattach" not in said  # (before: a traceback at every look, every second)

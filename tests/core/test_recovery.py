@@ -12,7 +12,7 @@ from typing import cast
 import pytest
 
 from core.clock import FakeClock
-from core.errors import PlatformUnavailable
+from core.errors import NowhereToRun, PlatformUnavailable
 from core.events import DebateCompleted, Notice, TurnCompleted
 from core.llm.registry import ModelRegistry
 from core.manager import DebateManager
@@ -186,6 +186,34 @@ async def test_a_platform_down_while_a_debate_is_picked_up_leaves_it_resumable_i
         result = await handle.wait()
         await recovery.aclose()
     assert handle.debate_id == debate_id and result.reason in ("completed", "max_rounds")
+
+
+async def test_a_debate_whose_place_is_gone_for_good_is_closed_as_stopped_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    """The front end says where the debate ran is gone for good (its workspace removed the app): the
+    debate is closed as stopped, its reason stored, and it is not looked for again."""
+    config = make_config(tmp_path)
+    settings, url = config.core(), config.storage.url
+    debate_id = await cut_short(url, settings)
+    asked: list[str] = []
+
+    async def attach(record: DebateRecord, bindings: dict[str, str]) -> EventSink | None:
+        asked.append(record.id)
+        raise NowhereToRun("Rostra was removed from this workspace")
+
+    async with engine(url, settings) as manager:
+        recovery = Recovery(manager, resume=True, heartbeat_seconds=settings.storage.heartbeat_seconds)
+        assert await recovery.resume_debates("terminal", attach) == []
+        assert await recovery.resume_debates("terminal", attach) == []
+        await recovery.aclose()
+        record = await manager.store.get_debate(debate_id)
+        events = await manager.store.events(debate_id)
+    assert asked == [debate_id]  # closed at the first look
+    assert record is not None and record.status == "stopped"
+    assert "Rostra was removed from this workspace" in record.reason
+    end = events[-1]
+    assert isinstance(end, DebateCompleted) and end.reason == "stopped"
 
 
 async def test_a_debate_another_process_runs_is_named_in_the_log_once_not_at_every_look(

@@ -25,6 +25,7 @@ from adapters.slack.inbound.requests import ReactionRequest, Request
 from adapters.slack.install.installations import InstallationStore
 from adapters.slack.results import SlackResults
 from adapters.slack.settings import SlackSettings
+from core.errors import NowhereToRun
 from core.ports import DebateRecord
 from core.session import DebateHandle
 
@@ -128,9 +129,14 @@ class WorkspaceFronts(SlackFrontEnd):
     async def reattach(
         self, record: DebateRecord, values: dict[str, str], bot_user_id: str | None
     ) -> SlackSink | None:
-        """Raises NotInstalled for a workspace without an installation (its debates wait)."""
+        """Raises NowhereToRun for a workspace without an installation: it removed Rostra (the
+        worker Slack told stopped its debates through the store; one whose owner was frozen or
+        killed then is closed here, and nothing is posted: its token is revoked)."""
         team = record.binding.scope
-        front = await self.front_for(team)
+        try:
+            front = await self.front_for(team)
+        except NotInstalled:
+            raise NowhereToRun(UNINSTALLED) from None
         return await front.reattach(record, values, self._bot_users.get(team))
 
     def forget(self, sink: SlackSink) -> None:
