@@ -56,8 +56,8 @@ class ModelSettings(_Section):
         6,
         ge=1,
         le=1000,
-        description="failed calls in a row (one provider): the debate then waits out an unavailable"
-        " provider (overloaded, 5xx, rate-limited, no answer), or ends failed",
+        description="failed calls in a row (one provider) after which the debate ends failed (an"
+        " unavailable provider, overloaded, 5xx, rate-limited or not answering, is waited out instead)",
     )
     outage_limit: float = Field(
         600.0,

@@ -1,15 +1,18 @@
 """A debate's circuit breaker on its model provider: a dead model is given up on, an unavailable one
 is waited out, neither is worked around.
 
-An isolated failure falls back (a stand-in line, a vote counted as keep) and the debate goes on.
-After `model.failure_limit` failures in a row from one provider it depends on what failed:
-- the provider is unavailable (overloaded, a 5xx, rate-limited, no answer): it is down. The debate
-  waits (its clock stopped, the thread told once), and each call is tried again after a backoff,
-  as the probe; the first that gets through brings it back (the thread told how long it paused).
-  Past `model.outage_limit` the debate stops, resumable (`ModelOutage`, `resumable`).
-- anything else, or at once when the provider refuses the API key: every further call would fail
-  the same way, so the debate ends `failed` with the reason instead of filling its thread with
-  fallbacks.
+A call that fails because the provider is unavailable (overloaded, a 5xx, rate-limited, no answer)
+is never worked around: the provider is down, and the same call is tried again after a backoff, as
+the probe, until one gets through (a turn is spoken, a vote cast, not a stand-in line or a vote
+counted as keep: an outage of 30 s used to cost the turns and votes of its first seconds). The
+first such failure is retried quietly (a blip); from the second in a row the debate waits (its
+clock stopped, the thread told once), and the call that gets through brings it back (the thread
+told how long it paused). Past `model.outage_limit` the debate stops, resumable (`ModelOutage`,
+`resumable`).
+Any other failure falls back when isolated (a stand-in line, a vote counted as keep) and the debate
+goes on; after `model.failure_limit` failures in a row from one provider, or at once when the
+provider refuses the API key, every further call would fail the same way, so the debate ends
+`failed` with the reason instead of filling its thread with fallbacks.
 Recalled calls of a resumed debate count as they did live, so a replay trips at the same place
 (without waiting again: the calls that were retried while it was down are recorded once).
 """
@@ -28,6 +31,9 @@ log = logging.getLogger(__name__)
 KEY_REFUSED = "the model refused the API key"
 FIRST_PROBE = 2.0  # seconds before the first call is tried again (doubles, up to LONGEST_PROBE)
 LONGEST_PROBE = 30.0
+TELL_AFTER = 2
+"""Unavailable failures in a row before the debate pauses and says so (the first is a blip, retried
+quietly after FIRST_PROBE)."""
 
 _KEY_SIGNS = (
     "authentication_error",
@@ -167,7 +173,10 @@ class ModelBreaker:
         self.reason: str | None = None  # set once tripped: why the debate cannot go on
         self.resumable = False  # tripped by an outage past its limit: the debate may go on later
         self.down_since: float | None = None  # down: when (the watch's time)
+        self._paused_since: float | None = None  # the debate waits, its clock stopped (from the
+        # TELL_AFTER-th failure in a row; the first is retried quietly)
         self._told = False  # the debate was told it is down (not so when a replay found it down)
+        self._unavailable = 0  # unavailable failures in a row
         self._delay = FIRST_PROBE
         self.watch: OutageWatch = _Unwatched()
 
@@ -191,15 +200,17 @@ class ModelBreaker:
         await self.watch.calling()  # after the wait: a pause most likely falls in it
 
     async def succeeded(self, *, live: bool = True) -> None:
-        self.failures = 0
-        if self.down_since is None and live:
+        self.failures = self._unavailable = 0
+        if self._paused_since is None and live:
             await self.watch.answering(self.provider)
         if self.down_since is not None:
-            waited = self.watch.now() - self.down_since
-            self.down_since, self._delay = None, FIRST_PROBE
-            if live and self._told:
+            now = self.watch.now()
+            waited = now - self.down_since
+            paused = None if self._paused_since is None else now - self._paused_since
+            self.down_since, self._paused_since, self._delay = None, None, FIRST_PROBE
+            if live and paused is not None and self._told:
                 log.warning("model provider %s answers again after %.0f s", self.provider or "?", waited)
-                await self.watch.back(self.provider, waited)
+                await self.watch.back(self.provider, paused)
 
     async def failed(self, error: BaseException | str, *, live: bool = True) -> bool:
         """After a failed call: True when the provider is down and the call is to be tried again (after
@@ -211,13 +222,17 @@ class ModelBreaker:
         if refuses_key(error):
             raise self._trip(KEY_REFUSED)
         what = unavailable(error)
-        if what is not None and (self.down_since is not None or self.failures >= self.limit):
+        if what is not None:
+            self._unavailable += 1
             if self.down_since is None:
-                self.down_since, self._told = self.watch.now(), live
+                self.down_since = self.watch.now()
+            if self._paused_since is None and (self._unavailable >= TELL_AFTER or not live):
+                self._paused_since, self._told = self.watch.now(), live
                 log.warning("model provider %s is unavailable (%s); the debate waits", self.provider, what)
                 if live:
                     await self.watch.down(self.provider, what)
             return True
+        self._unavailable = 0
         if self.failures >= self.limit:
             raise self._trip(failed_in_a_row(self.failures))
         return False

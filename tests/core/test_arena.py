@@ -324,7 +324,7 @@ async def test_statistics_count_turns_words_votes_and_switches(tmp_path: Path) -
 
 
 async def test_a_failed_turn_is_retried_once_and_the_retry_replaces_the_partial(tmp_path: Path) -> None:
-    script = {"proposition": [{"error": "model overloaded"}, "Recovered and arguing for."]}
+    script = {"proposition": [{"error": "reply cut off"}, "Recovered and arguing for."]}
     run = await run_debate(tmp_path, script=script, options=ONE_VOTE)
     first = run.turns("proposition")[0]
     starts = [s for s in run.of(TurnStarted) if s.turn_id == first.turn_id]
@@ -334,12 +334,12 @@ async def test_a_failed_turn_is_retried_once_and_the_retry_replaces_the_partial(
 
 
 async def test_a_turn_failing_twice_gets_a_fallback_line_and_a_notice(tmp_path: Path) -> None:
-    script = {"proposition": [{"error": "model overloaded"}, {"error": "still overloaded"}, "Back."]}
+    script = {"proposition": [{"error": "reply cut off"}, {"error": "reply cut off again"}, "Back."]}
     run = await run_debate(tmp_path, script=script, options={**ONE_VOTE, "exchanges_per_round": 2})
     first, second, *_ = run.turns("proposition")
     assert first.fallback and "Ada Quill" in first.text and "yields the floor" in first.text
     [notice] = [n for n in run.of(Notice) if n.code == "turn_failed"]
-    assert "Ada Quill" in notice.message and "still overloaded" in notice.message
+    assert "Ada Quill" in notice.message and "reply cut off again" in notice.message
     assert second.text == "Back." and not second.fallback
     assert run.result.reason == "max_rounds"  # the debate carried on
 

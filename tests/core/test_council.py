@@ -360,15 +360,15 @@ async def test_a_member_whose_proposal_fails_twice_gets_a_fallback_and_is_off_th
     # with Esme off the ballot, p3 is Kit's proposal
     script = ballot({"ada": "p1", "dario": "p1", "esme": "p3", "kit": "p3"})
     script["persona:esme:council"] = [
-        {"error": "overloaded"},
-        {"error": "still overloaded"},
+        {"error": "reply cut off"},
+        {"error": "reply cut off again"},
         {"choice": "p3", "reason": "r"},
     ]
     run = await council(tmp_path, script)
     esme_turn = next(t for t in run.turns() if t.speaker.id == "esme")
     assert esme_turn.fallback and "Esme Hart" in esme_turn.text
     [failed] = [n for n in run.of(Notice) if n.code == "turn_failed"]
-    assert "still overloaded" in failed.message
+    assert "reply cut off again" in failed.message
     options = run.of(VotingStarted)[0].options
     assert [o.label for o in options] == [
         "Ada Quill's proposal",

@@ -1,7 +1,8 @@
 """A dead model is given up on: a refused key ends the debate at once, failure after failure ends it
 after `model.failure_limit`; an isolated failure still falls back, and every fallback is counted. An
-unavailable one (overloaded, 5xx, rate-limited) is waited out instead: the debate pauses, says so,
-goes on when the model answers, and past `model.outage_limit` stops resumable."""
+unavailable one (overloaded, 5xx, rate-limited) is waited out instead, from its first failure (no
+turn or vote is lost to a fallback): the debate pauses, says so, goes on when the model answers, and
+past `model.outage_limit` stops resumable."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from aiohttp import web
 
 from bot.config import Secrets
 from core.clock import RealClock
-from core.events import DebateCompleted, Event, Notice, TurnCompleted
+from core.events import DebateCompleted, Event, Notice, TurnCompleted, VoteCast, VotingStarted
 from core.llm.breaker import KEY_REFUSED, failed_in_a_row, refuses_key, unavailable, unavailable_for
 from core.spec import DebateSpec
 from core.state import word_count
@@ -136,7 +137,8 @@ async def test_a_model_that_keeps_failing_ends_the_debate_after_the_limit(tmp_pa
 
 
 async def test_an_isolated_failure_still_falls_back_and_is_counted(tmp_path: Path) -> None:
-    script = {"opposition": [{"error": "overloaded (529)"}, {"error": "overloaded (529)"}, "O2.", "O3."]}
+    refused = {"error": "invalid_request_error: the reply broke off (400)"}  # not an unavailable model
+    script = {"opposition": [refused, refused, "O2.", "O3."]}
     run = await run_debate(tmp_path, script=script, options={"rounds": 2, "exchanges_per_round": 2})
     assert run.result.reason != "failed"
     stats = run.result.stats
@@ -155,12 +157,13 @@ OVERLOADED: dict[str, Any] = {
 
 
 async def test_an_overloaded_model_is_waited_out_and_the_debate_goes_on(tmp_path: Path) -> None:
-    """Failure after failure, but the model is overloaded, not refusing: past the limit the debate
-    pauses (its clock stands still, the thread told once), tries again with a backoff, and goes on
-    when the model answers, saying how long it paused. It ends as it would have, not failed."""
-    script = {  # the provider overloaded for every role a while, then back
+    """Failure after failure, but the model is overloaded, not refusing: the debate pauses (its
+    clock stands still, the thread told once), tries again with a backoff, and goes on when the
+    model answers, saying how long it paused. No turn is lost to a stand-in line (the first failures
+    of an outage used to fall back), and it ends as it would have, not failed."""
+    script = {  # the provider overloaded a while (past the failure limit), then back
         "proposition": ["P1.", *[OVERLOADED] * 5, "P2.", "P3."],
-        "opposition": [*[OVERLOADED] * 2, "O1.", "O2."],
+        "opposition": ["O1.", "O2."],
     }
     run = await run_debate(
         tmp_path, script=script, options={"rounds": 2, "exchanges_per_round": 2}, model={"failure_limit": 4}
@@ -170,14 +173,26 @@ async def test_an_overloaded_model_is_waited_out_and_the_debate_goes_on(tmp_path
     [back] = [n for n in run.of(Notice) if n.code == "model_back"]
     assert "overloaded" in paused.message and "tries again" in paused.message
     assert paused.seq < back.seq and back.message.startswith("Paused for ")
-    # before the limit, a turn that failed twice fell back; past it, the turn waited and was spoken
+    # the turn the outage met waited and was spoken: nothing fell back
     spoken = [(t.text, t.fallback) for t in run.turns() if t.role in ("proposition", "opposition")]
-    assert [fallback for _, fallback in spoken][:3] == [False, True, False] and spoken[2][0] == "P2."
-    assert sum(fallback for _, fallback in spoken) == 1
+    assert [text for text, _ in spoken][:3] == ["P1.", "O1.", "P2."]
+    assert not any(fallback for _, fallback in spoken)
+    assert not [n for n in run.of(Notice) if n.code == "turn_failed"]
     done = run.of(DebateCompleted)[0]
     waited = float(back.message.split()[2])
     assert done.stats.paused_seconds >= waited > 0  # the debate's clock stood still meanwhile
     assert [e.seq for e in run.stored] == list(range(1, len(run.stored) + 1))
+
+
+async def test_one_overloaded_answer_is_tried_again_quietly_and_the_turn_is_spoken(tmp_path: Path) -> None:
+    """A blip: the call is made again after a moment, nothing is said in the thread, and the turn it
+    met is spoken, not replaced by a stand-in line."""
+    script = {"opposition": [OVERLOADED, "O1.", "O2."]}
+    run = await run_debate(tmp_path, script=script, options={"rounds": 2, "exchanges_per_round": 1})
+    assert run.result.reason == "max_rounds", run.result.detail
+    assert [t.text for t in run.turns() if t.role == "opposition"] == ["O1.", "O2."]
+    assert not [t for t in run.turns() if t.fallback]
+    assert not [n for n in run.of(Notice) if n.code in ("model_paused", "model_back", "turn_failed")]
 
 
 async def test_a_model_unavailable_past_the_outage_limit_stops_the_debate_resumable(tmp_path: Path) -> None:
@@ -246,18 +261,21 @@ async def test_a_debate_taken_up_in_the_middle_of_a_model_outage_does_not_say_it
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("moment", [TurnCompleted, VotingStarted], ids=["after a turn", "as observers vote"])
 async def test_claude_overloaded_for_30_s_is_waited_out_and_the_debate_ends_as_it_would_have(
-    tmp_path: Path,
+    tmp_path: Path, moment: type[Event]
 ) -> None:
     """The real client (agno's Claude, the Anthropic SDK with its own retries) against the local fake,
-    which answers 529 overloaded to every request for 30 s from the first turn's end. The debate
-    neither ends failed nor keeps asking: it waits with a backoff and plays to its last round."""
+    which answers 529 overloaded to every request for 30 s from the first turn's end, or from the
+    moment the observers vote. The debate neither ends failed nor keeps asking: it waits with a
+    backoff and plays to its last round, and the outage costs no turn (a stand-in line) and no vote
+    (counted as keep by default): the calls it met were made again once Claude answered."""
     api = FakeAnthropic()
     await api.start()
     outage: list[float] = []
 
     def overload(rt: Any, handle: Any, event: Event) -> None:
-        if isinstance(event, TurnCompleted) and not outage:
+        if isinstance(event, moment) and not outage:
             outage.append(time.monotonic())
             body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
             api.add_fault(
@@ -284,3 +302,6 @@ async def test_claude_overloaded_for_30_s_is_waited_out_and_the_debate_ends_as_i
     assert float(back.message.split()[2]) >= 20  # it did wait the outage out
     during = [r for r in api.requests if outage[0] <= r.at <= outage[0] + 30]
     assert len(during) < 60, len(during)  # tried again with a backoff, not in a loop
+    assert not [t for t in run.of(TurnCompleted) if t.fallback]
+    assert not [v for v in run.of(VoteCast) if v.defaulted]
+    assert not [n for n in run.of(Notice) if n.code in ("turn_failed", "vote_failed")]

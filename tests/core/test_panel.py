@@ -417,8 +417,8 @@ async def test_a_full_run_renders_every_event_it_emits_in_the_terminal(tmp_path:
         ],
         "persona:rhea:panellist": [
             "From my review, trams.",
-            {"error": "overloaded"},
-            {"error": "overloaded"},
+            {"error": "reply cut off"},
+            {"error": "reply cut off"},
             "Trams.",
         ],
     }
@@ -445,7 +445,7 @@ async def test_a_full_run_renders_every_event_it_emits_in_the_terminal(tmp_path:
         "“Sea levels at the Port of Aldmoor rose 9 cm” ✔",
         "“the harbour wall will collapse soon enough” ✘",
         "(Rhea Lindqvist lost the thread for a moment and yields the floor.)",
-        "Rhea Lindqvist's turn failed twice (overloaded); a fallback line stands in.",
+        "Rhea Lindqvist's turn failed twice (reply cut off); a fallback line stands in.",
         "Sol Amari  Q2 · Synthesis",
         "Final two.",
         "Closing: 2 questions answered",

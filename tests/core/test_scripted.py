@@ -81,9 +81,9 @@ async def test_the_more_specific_key_wins() -> None:
 
 
 async def test_a_scripted_error_fails_the_call() -> None:
-    script = Script.parse({"proposition": [{"error": "rate limited"}, "fine now"]})
+    script = Script.parse({"proposition": [{"error": "reply cut off"}, "fine now"]})
     a = agent("ada", "proposition", script)
-    with pytest.raises(ModelCallError, match="rate limited"):
+    with pytest.raises(ModelCallError, match="reply cut off"):
         await speak(a)
     assert await speak(a) == "fine now"
 

@@ -219,7 +219,7 @@ async def test_a_debate_started_inside_a_thread_stays_in_that_thread(world: Worl
 
 FAILING = {
     **SCRIPT,
-    "proposition": [{"error": "model overloaded"}],
+    "proposition": [{"error": "reply cut off"}],
     "observer": [{"error": "timeout"}, {"vote": "keep", "reason": "Fine."}],
 }
 
@@ -230,7 +230,7 @@ async def test_failures_inside_the_debate_show_as_notices_and_fallbacks(world: W
 
     thread = world.thread()
     notices = [m.content for m in thread.history() if m.content.startswith("⚠️")]
-    assert any("turn failed twice (model overloaded); a fallback line stands in." in n for n in notices)
+    assert any("turn failed twice (reply cut off); a fallback line stands in." in n for n in notices)
     assert any("could not vote (timeout); counted as keep." in n for n in notices)
     spoken = [m for m in world.channel.history() if m.webhook_id is not None]
     assert spoken[0].content.endswith("lost the thread for a moment and yields the floor.)*")

@@ -411,7 +411,7 @@ PANEL: dict[str, Any] = {
         " than buses everywhere”."
     ],
     "persona:rhea": ["Shops gained: “footfall rise in the first year”, as retail.md puts it."],
-    "persona:kit": [{"error": "overloaded"}],
+    "persona:kit": [{"error": "reply cut off"}],
     "synthesiser": ["Start with buses and a car-free shopping street; review after a year."],
 }
 
@@ -468,7 +468,8 @@ async def test_panel_answers_with_checked_quotes_a_notice_the_file_and_closing(w
     )
     assert messages[3].content.endswith("*(Kit Nakamura lost the thread for a moment and yields the floor.)*")
     assert (
-        messages[4].content == "⚠️ Kit Nakamura's turn failed twice (overloaded); a fallback line stands in."
+        messages[4].content
+        == "⚠️ Kit Nakamura's turn failed twice (reply cut off); a fallback line stands in."
     )
     assert messages[5].content == "-# Q1 · Synthesis\n" + PANEL["synthesiser"][0]
     assert not any(m.reactions for m in messages)

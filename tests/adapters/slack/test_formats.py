@@ -419,7 +419,7 @@ PANEL_SCRIPT: dict[str, Any] = {
     "persona:basil": ['My source: "cities that removed parking saw more people walking" in the centre.'],
     "persona:rhea": [
         'The survey says "vans may enter the centre at any hour" which matters.',
-        {"error": "the model is overloaded"},
+        {"error": "the reply was cut off"},
     ],
     "synthesiser": [
         {"questions": ["What happens to deliveries?"]},
