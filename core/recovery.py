@@ -81,9 +81,9 @@ class Recovery:
         or None when that place is gone (the debate is then closed with the reason stored); if it
         raises NowhereToRun (gone for good: the workspace removed the app) the debate is closed as
         stopped; if it raises otherwise (the platform is briefly unreachable), the debate is left
-        for the next look. With
-        resuming off the debate is closed with a message instead; one that cannot be replayed
-        here (its format or options changed) is closed saying why. The rest continue, live.
+        for the next look. With resuming off the debate is closed with a message instead; one that
+        cannot be replayed here (its format or options changed) is closed saying why. The rest
+        continue, live.
 
         A debate whose lease a live process holds is left to it. From the first call on, once
         `enable_failover()` was called, this keeps looking (every `heartbeat_seconds`) for this
@@ -222,7 +222,10 @@ class Recovery:
                 continue
             except NowhereToRun as exc:
                 log.info("debate %s: %s; it is closed", record.id, exc)
-                await self._manager.close_stored(record, _Nowhere(), reason="stopped", message=str(exc))
+                try:
+                    await self._manager.close_stored(record, _Nowhere(), reason="stopped", message=str(exc))
+                except LeasedElsewhere as taken:  # another process took it meanwhile: its to close
+                    log.info("%s", taken)
                 continue
             except Exception:
                 log.exception(
