@@ -212,28 +212,25 @@ class Recovery:
                 continue
             if record.id in self._unreadable:
                 continue
+            attached: EventSink | NowhereToRun | None
             try:
-                sink = await attach(record, await store.binding_values(record.id))
+                attached = await attach(record, await store.binding_values(record.id))
             except UnreadableDebate as exc:
                 self._cannot_read(exc)
                 continue
             except PlatformUnavailable as exc:  # tried again at the next look (one line each time)
                 log.warning("debate %s: %s; it stays resumable", record.id, exc)
                 continue
-            except NowhereToRun as exc:
+            except NowhereToRun as exc:  # closed below, as a debate whose channel is gone
                 log.info("debate %s: %s; it is closed", record.id, exc)
-                try:
-                    await self._manager.close_stored(record, _Nowhere(), reason="stopped", message=str(exc))
-                except LeasedElsewhere as taken:  # another process took it meanwhile: its to close
-                    log.info("%s", taken)
-                continue
+                attached = exc
             except Exception:
                 log.exception(
                     "debate %s: could not reattach its %s delivery; it stays resumable", record.id, platform
                 )
                 continue
             try:
-                handle = await self._resume_one(record, sink)
+                handle = await self._resume_one(record, attached)
             except LeasedElsewhere as exc:
                 log.info("%s", exc)
                 continue
@@ -248,9 +245,13 @@ class Recovery:
         self._unreadable.add(exc.debate_id)
         log.warning("%s; it is left as it is", exc)
 
-    async def _resume_one(self, record: DebateRecord, sink: EventSink | None) -> DebateHandle | None:
+    async def _resume_one(
+        self, record: DebateRecord, sink: EventSink | NowhereToRun | None
+    ) -> DebateHandle | None:
         manager = self._manager
-        if sink is None:
+        if isinstance(sink, NowhereToRun):
+            await manager.close_stored(record, _Nowhere(), reason="stopped", message=str(sink))
+        elif sink is None:
             await manager.close_stored(record, _Nowhere(), reason="failed", message=CHANNEL_GONE)
         elif not self._resume_enabled:
             await manager.close_stored(record, sink, reason="interrupted", message=RESUME_OFF)
