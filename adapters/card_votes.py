@@ -96,6 +96,23 @@ class CardVotes:
                 self.ballot.reconcile(on_card, self._voted(), keep=since)  # the card is older for them
             await self._sync(withdraw_missing=complete or on_card is not None, read_when=before)
 
+    async def card_read(
+        self,
+        on_card: Mapping[str, Iterable[str]],
+        names: Mapping[str, str],
+        read_when: Mapping[str, VoteCast],
+    ) -> None:
+        """The card as read again from the platform (person → option keys they react with), after
+        changes to it may have gone unseen (a Discord process's new gateway session: reactions made
+        while it was disconnected never reach it). That is the truth, counted if the window is open,
+        except for people whose vote on record changed since `read_when` (when the read began)."""
+        self._names.update(names)
+        async with self._lock:
+            now = self.recorded()
+            since = {p for p in {*read_when, *now} if now.get(p) is not read_when.get(p)}
+            self.ballot.reconcile(on_card, self._voted(), keep=since)
+            await self._sync(withdraw_missing=True, read_when=read_when)
+
     async def sync(self) -> None:
         """Make the debate's record of people's votes match the ballot (while the window is open)."""
         async with self._lock:

@@ -31,12 +31,14 @@ class NoPostgres(RuntimeError):
     """No PostgreSQL server binaries on this machine."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class PostgresServer:
     bin: Path
     port: int
     data: Path
     as_user: Callable[[], None] | None
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
 
     def url(self, database: str) -> str:
         return f"postgresql://{USER}@127.0.0.1:{self.port}/{database}"
@@ -51,6 +53,52 @@ class PostgresServer:
             timeout=30,
         )
         return self.url(name)
+
+    def start(self) -> None:
+        """Run the server (again: same data, same port) and wait until it takes connections."""
+        with self.log.open("a") as log:
+            self.process = subprocess.Popen(
+                [
+                    str(self.bin / "postgres"),
+                    "-D",
+                    str(self.data),
+                    "-p",
+                    str(self.port),
+                    "-k",
+                    str(self.data),
+                    "-c",
+                    "listen_addresses=127.0.0.1",
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "max_connections=200",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=self.as_user,  # drops root before exec, nothing else
+            )
+        deadline = time.monotonic() + 60
+        while True:
+            ready = subprocess.run(
+                [str(self.bin / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)], capture_output=True
+            )
+            if ready.returncode == 0:
+                return
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"Postgres did not start: {self.log.read_text()[-2000:]}")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        """Shut the server down as an operator's fast shutdown does: every connection is ended."""
+        if self.process is None:
+            return
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
 
 
 def server_binaries() -> Path | None:
@@ -112,46 +160,10 @@ def running_server() -> Iterator[PostgresServer]:
         preexec_fn=as_user,  # drops root before exec, nothing else
         timeout=120,
     )
-    port = _free_port()
-    log = (root / "server.log").open("w")
-    proc = subprocess.Popen(
-        [
-            str(binaries / "postgres"),
-            "-D",
-            str(data),
-            "-p",
-            str(port),
-            "-k",
-            str(data),
-            "-c",
-            "listen_addresses=127.0.0.1",
-            "-c",
-            "fsync=off",
-            "-c",
-            "max_connections=200",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        preexec_fn=as_user,
-    )
+    server = PostgresServer(binaries, _free_port(), data, as_user, root / "server.log")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            ready = subprocess.run(
-                [str(binaries / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)], capture_output=True
-            )
-            if ready.returncode == 0:
-                break
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"Postgres did not start: {(root / 'server.log').read_text()[-2000:]}")
-            time.sleep(0.1)
-        yield PostgresServer(binaries, port, data, as_user)
+        server.start()
+        yield server
     finally:
-        proc.send_signal(signal.SIGINT)  # fast shutdown
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        server.stop()
         shutil.rmtree(root, ignore_errors=True)

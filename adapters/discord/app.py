@@ -65,6 +65,7 @@ class RostraBot(commands.Bot):
         self.resumer.results = launcher.results  # resumed debates' results too (results.py)
         self.remote_votes = RemoteVotes(rt)  # votes on debates another process runs (ballots/remote.py)
         self._resuming: asyncio.Task[None] | None = None
+        self._rereading: asyncio.Task[None] | None = None  # the vote cards, after a new gateway session
         self.tree.error(self._command_failed)
 
     async def setup_hook(self) -> None:
@@ -84,6 +85,17 @@ class RostraBot(commands.Bot):
         log.info("logged in as %s in %d servers", self.user, len(self.guilds))
         if self._resuming is None:  # READY comes again after a reconnect: resume only once
             self._resuming = asyncio.create_task(self._resume(), name="discord-resume")
+        elif self._rereading is None or self._rereading.done():
+            # a new gateway session, not a resumed one: what people did on the cards meanwhile never
+            # reached this process (Discord replays events only to a resumed session)
+            self._rereading = asyncio.create_task(self._read_cards_again(), name="discord-reread-cards")
+
+    async def _read_cards_again(self) -> None:
+        try:
+            if self.user is not None:
+                await self.desk.read_cards_again(self.user.id)
+        except Exception:
+            log.exception("could not read the vote cards again after the gateway reconnected")
 
     async def _resume(self) -> None:
         try:
@@ -97,11 +109,11 @@ class RostraBot(commands.Bot):
         return self._resuming
 
     async def close(self) -> None:
-        resuming = self._resuming
-        if resuming is not None and not resuming.done():
-            resuming.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await resuming
+        for task in (self._resuming, self._rereading):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self.debate_commands.launcher.results.aclose()
         await self.desk.aclose()
         await super().close()

@@ -10,13 +10,12 @@ gets only what is new.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from dataclasses import dataclass
 
 import discord
 
-from adapters.discord.ballots.thread import OpenCard
+from adapters.discord.ballots.thread import OpenCard, read_card
 from adapters.discord.delivery.desk import DebateDesk, Running
 from adapters.discord.delivery.sender import CONNECTION_ERRORS, WEBHOOK_KEY
 from adapters.discord.delivery.sink import DiscordSink
@@ -163,22 +162,10 @@ class Resumer:
     ) -> None:
         """Who reacts with what on the card now; people's stored votes say which reaction is whose
         vote when someone shows several."""
-        try:
-            message = await thread.fetch_message(card.message_id)
-        except discord.HTTPException as exc:  # gone, or Discord is unwell: new reactions still count
-            log.warning("could not read vote card %s of %s (%s)", card.message_id, card.vote_id, exc.status)
+        people = await read_card(thread, card.message_id, card.ballot, me)
+        if people is None:  # gone, or Discord is unwell: new reactions still count
             return
         record = state.ballots.get(card.vote_id)
         voted = {p: v.choice for p, v in record.human_votes.items()} if record is not None else {}
         window = record.human_window.options if record is not None and record.human_window else None
-        people: dict[str, tuple[str, list[str]]] = {}
-        for reaction in message.reactions:
-            emoji = str(reaction.emoji)
-            if card.ballot.emoji.key_of(emoji) is None:
-                continue
-            with contextlib.suppress(discord.HTTPException):
-                async for user in reaction.users():
-                    if user.bot or user.id == me:
-                        continue
-                    people.setdefault(str(user.id), (user.display_name, []))[1].append(emoji)
         card.ballot.restore_card(people, voted, window)

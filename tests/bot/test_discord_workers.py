@@ -38,6 +38,7 @@ from testkit.anthropic_api import Request as AnthropicRequest
 from testkit.discord_interactions import APP_ID, EVERYTHING, GUILD_ID, Reply
 from testkit.discord_rest import FakeDiscordREST
 from testkit.discord_world import FAST
+from testkit.postgres import running_server
 from tests.bot.freezing import freeze, wake
 from tests.bot.model_outage import BACK, PAUSED, on_claude, overload
 from tests.database_away import database_away
@@ -553,6 +554,53 @@ async def test_a_worker_killed_while_the_database_is_away_30_s_is_taken_over_onc
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
     await _each_turn_shown_once(api, turns_shown, [e for e in events if isinstance(e, TurnCompleted)])
+
+
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
+async def test_the_postgres_server_down_30_s_the_debate_goes_on_once_it_is_back(
+    api: FakeDiscordREST, workers: Callable[..., Awaitable[Worker]], channel: int
+) -> None:
+    """The database server itself is shut down for 30 s (an operator's restart: every connection
+    ended, new ones refused) while a debate runs on two workers. Status through the other worker says
+    the database is not answering; once the server is back the debate goes on from where it was (it
+    is not ended: the store's outage limit is two minutes), a second start is refused because it runs,
+    and after a Stop the thread shows every stored turn once, whole, in order."""
+    with running_server() as server:
+        url = await asyncio.to_thread(server.new_database)
+        a, b = await workers(ROSTRA_STORAGE__URL=url), await workers(ROSTRA_STORAGE__URL=url)
+        await _start(api, a, channel, ALICE)
+        owner, other = await _owner(url, [a, b])
+        (thread,) = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
+        turns_shown = _turns_shown(api, thread)
+        await api.wait_until(lambda: len([t for t in turns_shown() if STREAMING not in t]) >= 2, within=60)
+        await asyncio.to_thread(server.stop)
+        try:
+            status = await _ask(api, other, channel, BOB, "status")
+            assert status.content.startswith("The database isn't answering right now"), status.content
+            await asyncio.sleep(30)
+            shown_meanwhile = len([t for t in turns_shown() if STREAMING not in t])
+        finally:
+            await asyncio.to_thread(server.start)
+        await api.wait_until(
+            lambda: len([t for t in turns_shown() if STREAMING not in t]) >= shown_meanwhile + 2,
+            within=LEASE + HEARTBEAT + ROOM + 30,
+        )
+        assert await _status_of(url) == "running"
+        refused = await _start(api, other, channel, BOB)
+        assert refused.ephemeral and "already" in refused.content.lower(), refused.content
+        stopped = await _ask(api, other, channel, ALICE, "stop")
+        assert stopped.content.startswith(("Stopping the debate", "Asked the debate to stop")), (
+            stopped.content
+        )
+        deadline = time.monotonic() + 60
+        while await _status_of(url) != "stopped":
+            assert time.monotonic() < deadline, "the stop was never applied"
+            await asyncio.sleep(0.2)
+        events = await _stored(url)
+        assert [e.seq for e in events] == list(range(1, len(events) + 1))
+        assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
+        await _each_turn_shown_once(api, turns_shown, [e for e in events if isinstance(e, TurnCompleted)])
+        assert owner.process.poll() is None and other.process.poll() is None  # neither crashed
 
 
 async def test_discord_down_30_s_while_the_owner_is_frozen_the_other_shows_the_debate_once_it_is_back(

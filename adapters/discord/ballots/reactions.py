@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from adapters.card_votes import CardVotes
+from core.events import VoteCast
 from core.models import VoteOption
 from core.session import DebateHandle
 
@@ -62,6 +63,13 @@ class CardBallot(CardVotes):
         on_card = {p: [k for e in emojis if (k := self.emoji.key_of(e))] for p, (_, emojis) in people.items()}
         names = {p: name for p, (name, _) in people.items()}
         self.restore(on_card, names, voted, None if window is None else [o.key for o in window])
+
+    async def card_read_again(
+        self, people: Mapping[str, tuple[str, Sequence[str]]], read_when: Mapping[str, VoteCast]
+    ) -> None:
+        """The card as read again (person → (name, emojis they react with)): see `CardVotes.card_read`."""
+        on_card = {p: [k for e in emojis if (k := self.emoji.key_of(e))] for p, (_, emojis) in people.items()}
+        await self.card_read(on_card, {p: name for p, (name, _) in people.items()}, read_when)
 
     async def window_opened_for(self, options: tuple[VoteOption, ...]) -> None:
         """People may vote on `options` now: count the reactions already on the card for them.

@@ -1,9 +1,12 @@
 """The vote cards of one debate thread: each card's reaction ballot, tracked by its message so a
 reaction finds it, or its voting buttons (`discord.ballot: buttons`), opened and closed with the
-debate's windows."""
+debate's windows; and each card's reactions read from Discord where the gateway's reaction events
+may have been missed (a restart, a new gateway session)."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from dataclasses import dataclass
 
 import discord
@@ -13,6 +16,11 @@ from adapters.discord.ballots.reactions import CardBallot, CardRegistry
 from core.events import HumanVoteOpened, VotingStarted
 from core.models import VoteOption
 from core.session import DebateHandle
+
+log = logging.getLogger(__name__)
+
+People = dict[str, tuple[str, list[str]]]
+"""Who reacts on a card: person id → (display name, the option emoji they react with)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,18 @@ class ThreadBallots:
             await self._show_buttons(vote_id, ids, debate_id, closed=True)
         self._untrack(vote_id)
 
+    async def read_again(self, me: int) -> None:
+        """The gateway's reaction events since the last read may be lost (a new gateway session, not
+        a resumed one, after Discord's gateway dropped): every open card's reactions are read again
+        and taken as they are (button votes are interactions, refused while the gateway was away)."""
+        if self.buttons:
+            return
+        for ballot, ids in list(self._ballots.values()):
+            read_when = dict(ballot.recorded())
+            people = await read_card(self._thread, ids[0], ballot, me)
+            if people is not None:
+                await ballot.card_read_again(people, read_when)
+
     async def sync(self) -> None:
         """After a restart: the reactions may have changed while the bot was away (button votes are
         in the log already)."""
@@ -99,3 +119,24 @@ class ThreadBallots:
             return False
         options = self._button_options[vote_id]
         return await show_buttons(self._thread, ids[0], debate_id, vote_id, options, closed=closed)
+
+
+async def read_card(thread: discord.Thread, message_id: int, ballot: CardBallot, me: int) -> People | None:
+    """Who reacts with which of the card's option emoji now (the bot and other bots left out); None
+    when Discord could not say (the card is gone, or Discord is unwell)."""
+    try:
+        message = await thread.fetch_message(message_id)
+    except discord.HTTPException as exc:
+        log.warning("could not read vote card %s of %s (%s)", message_id, ballot.vote_id, exc.status)
+        return None
+    people: People = {}
+    for reaction in message.reactions:
+        emoji = str(reaction.emoji)
+        if ballot.emoji.key_of(emoji) is None:
+            continue
+        with contextlib.suppress(discord.HTTPException):
+            async for user in reaction.users():
+                if user.bot or user.id == me:
+                    continue
+                people.setdefault(str(user.id), (user.display_name, []))[1].append(emoji)
+    return people

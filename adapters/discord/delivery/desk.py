@@ -41,6 +41,11 @@ class DebateDesk:
         if self._running.pop(debate_id, None) is None:
             self._ended.add(debate_id)
 
+    async def read_cards_again(self, me: int) -> None:
+        """Every running debate's open vote cards read again from Discord (see `DiscordSink`)."""
+        for running in list(self._running.values()):
+            await running.sink.read_cards_again(me)
+
     async def aclose(self) -> None:
         for running in list(self._running.values()):
             await running.sink.aclose()

@@ -176,6 +176,11 @@ class DiscordSink(ThreadSink):
             return
         await self._ballots.sync()
 
+    async def read_cards_again(self, me: int) -> None:
+        """Reactions on the open vote cards may have been missed (a new gateway session): read them."""
+        if not self._closed:
+            await self._ballots.read_again(me)
+
     async def finish(self) -> None:
         """Wait until everything queued is delivered, then close (a debate the core closed itself)."""
         await self._queue.idle()
