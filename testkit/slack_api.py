@@ -468,6 +468,15 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
             return {"ok": False, "error": "file_not_found"}
         return {"ok": True, "file": dict(shared[0])}
 
+    def _files_list(self, a: dict[str, Any]) -> dict[str, Any]:
+        channel = a.get("channel")
+        found = [
+            {"id": file_id, "name": f["filename"], "title": f.get("title"), "channels": [f["channel"]]}
+            for file_id, f in reversed(self.files.items())
+            if f.get("shared") and (channel is None or f.get("channel") == channel)
+        ]
+        return {"ok": True, "files": found[: int(a.get("count", 100))]}
+
     def _files_getUploadURLExternal(self, a: dict[str, Any]) -> dict[str, Any]:
         if self.refuse_files:
             return {"ok": False, "error": "missing_scope", "needed": "files:write"}

@@ -1,14 +1,26 @@
 """One file into a debate's thread: Slack's upload in its two calls (files.getUploadURLExternal,
 then files.completeUploadExternal, through slack_sdk's `files_upload_v2`), each taken from the
-workspace's rate windows first, so a closing picture and a transcript stay within its budget."""
+workspace's rate windows first, so a closing picture and a transcript stay within its budget.
+
+An upload Slack failed (a 5xx, no answer: Slack is down) is tried again once Slack answers, as any
+final state is. Whether the failed one was shared anyway is unknown when its last call failed
+(`shared_unsure`): the channel's files are then looked through for it before uploading again
+(`shared_already`), so that it shows once.
+"""
 
 from __future__ import annotations
 
+import logging
+import re
 from contextlib import AsyncExitStack
 
+from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.delivery.failures import NETWORK_ERRORS, slack_down
 from adapters.slack.delivery.rates import UPLOAD_METHODS, rates_of
+
+log = logging.getLogger(__name__)
 
 ALT_LIMIT = 1000
 """Characters Slack keeps of an image's alt text."""
@@ -54,3 +66,38 @@ async def _upload(
         await client.files_upload_v2(
             channel=channel, thread_ts=thread_ts, content=content, filename=filename, title=title
         )
+
+
+def upload_down(exc: BaseException) -> bool:
+    """Whether an upload failed because Slack is failing (trying again later may work), not because
+    it refused the file. The upload host's answer (the middle step) comes as SlackRequestError,
+    with its status in the message."""
+    if isinstance(exc, SlackRequestError):
+        status = re.search(r"status: (\d+)", str(exc))
+        return status is not None and int(status.group(1)) >= 500
+    return slack_down(exc)
+
+
+def shared_unsure(exc: BaseException) -> bool:
+    """Whether the failed upload may have been shared all the same: its last call failed (a 5xx from
+    files.completeUploadExternal) or a call went unanswered."""
+    if isinstance(exc, SlackApiError):
+        return str(exc.response.api_url).endswith("files.completeUploadExternal")
+    return not isinstance(exc, SlackRequestError)
+
+
+async def shared_already(client: AsyncWebClient, *, channel: str, filename: str) -> bool | None:
+    """Whether a file named `filename` is shared in `channel` (the newest files; Rostra's file names
+    are the debate's own); None when Slack cannot say now."""
+    if not rates_of(client)["files.list"].try_take(spare=0.0):
+        return None
+    try:
+        response = await client.files_list(channel=channel, count=LOOK_BACK_FILES)
+    except (SlackApiError, *NETWORK_ERRORS) as exc:
+        log.warning("could not look for %s among the channel's files: %r", filename, exc)
+        return None
+    return any(f.get("name") == filename for f in response.get("files") or [])
+
+
+LOOK_BACK_FILES = 20
+"""The newest files of the channel looked through for one whose upload's answer was lost."""

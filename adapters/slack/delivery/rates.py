@@ -15,14 +15,17 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.delivery import shares
 from adapters.delivery.rates import Limit, RateWindows
 
-TIER3: Limit = (50, 60.0)  # chat.update, chat.delete, reactions.add, the read-backs: per workspace
+TIER3: Limit = (
+    50,
+    60.0,
+)  # chat.update, chat.delete, reactions.add, files.list, the read-backs: per workspace
 POSTS_PER_CHANNEL: Limit = (1, 1.0)  # chat.postMessage: about one per second per channel
 DISTRIBUTED_READ_BACKS: Limit = (1, 60.0)
 """conversations.replies (and .history) for a distributed app outside the Marketplace (Slack's 2025
 rule): one request a minute (and at most 15 messages a request), per workspace."""
 READ_BACK_MESSAGES = 15
 READ_BACK_METHODS = frozenset({"conversations.replies", "conversations.history"})
-TIER3_METHODS = frozenset({"chat.update", "chat.delete", "reactions.add", *READ_BACK_METHODS})
+TIER3_METHODS = frozenset({"chat.update", "chat.delete", "reactions.add", "files.list", *READ_BACK_METHODS})
 TIER4: Limit = (100, 60.0)  # a file upload's two calls: per workspace
 UPLOAD_METHODS = ("files.getUploadURLExternal", "files.completeUploadExternal")
 

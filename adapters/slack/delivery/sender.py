@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.chunking import split_message
 from adapters.delivery.rates import FencedWindows
 from adapters.slack.delivery.failures import NETWORK_ERRORS, ReadBackDeferred, api_error
-from adapters.slack.delivery.files import upload_file
+from adapters.slack.delivery.files import shared_already, shared_unsure, upload_down, upload_file
 from adapters.slack.delivery.markers import key_of, marked
 from adapters.slack.delivery.rates import READ_BACK_MESSAGES, post_rate, rates_of
 from adapters.slack.render.blocks import context
@@ -94,7 +94,7 @@ class SlackSender:
         self._newest = thread_ts  # the newest message posted here (where a lost post is looked for)
         self._rates = FencedWindows(rates_of(client), fence)  # each call asks after its wait for room
         self._files: set[str] = set()
-        self._unsure: set[str] = set()  # keys whose post may have landed with its answer lost
+        self._unsure: set[str] = set()  # keys (file names) whose post (upload) may have landed, answer lost
         self._look_back = False  # after a restart: read the thread once for posts that landed unremembered
         self._landed_before: dict[str, str] = {}  # what that read found: key → ts
         self._told_no_custom_names = False
@@ -350,8 +350,19 @@ class SlackSender:
     # --- files ----------------------------------------------------------------------------------
 
     async def _upload(self, op: Upload) -> None:
+        """Upload a file once. Slack failing (5xx, no answer) is raised, for the outage to wait out
+        (files.py); a file Slack refuses goes without (a picture) or is posted as text."""
         if op.filename in self._files:  # sent before a restart
             return
+        if op.filename in self._unsure:  # the last try's answer was lost: it may be up
+            shared = await shared_already(self.client, channel=self.channel, filename=op.filename)
+            if shared is None:
+                raise ReadBackDeferred(f"could not look for {op.filename} among the channel's files now")
+            self._unsure.discard(op.filename)
+            if shared:
+                log.info("%s had been shared although Slack's answer was lost; keeping it", op.filename)
+                await self._sent_file(op.filename)
+                return
         try:
             await upload_file(
                 self.client,
@@ -364,10 +375,12 @@ class SlackSender:
             )
             await self._sent_file(op.filename)
             return
-        except SlackApiError as exc:
-            reason = api_error(exc)
-        except SlackClientError as exc:
-            reason = type(exc).__name__
+        except (SlackApiError, *NETWORK_ERRORS) as exc:
+            if upload_down(exc):
+                if shared_unsure(exc):
+                    self._unsure.add(op.filename)
+                raise
+            reason = api_error(exc) if isinstance(exc, SlackApiError) else type(exc).__name__
         if isinstance(op.content, bytes):  # a picture: the closing card has said it all in words
             log.warning("could not upload %s (%s); the thread goes without it", op.filename, reason)
             return

@@ -14,8 +14,8 @@ from adapters.delivery import outage
 from adapters.slack.delivery import rates
 from core.clock import RealClock
 from core.events import DebateCompleted, Notice, TurnCompleted, TurnStarted
-from testkit.slack_api import DROP, FakeSlack
-from tests.adapters.slack.conftest import open_harness
+from testkit.slack_api import DROP, DROP_AFTER, FakeSlack
+from tests.adapters.slack.conftest import Harness, open_harness
 
 SCALE = 0.04
 """Time compressed: Slack's outage and Rostra's probing run 25 times faster than on the clock."""
@@ -83,6 +83,52 @@ async def test_a_lasting_outage_pauses_model_calls_and_stops_resumable(
         assert "Slack was unavailable" in notice.message
         record = await slack.rt.store.get_debate(debate_id)
         assert record is not None and record.status == "interrupted"
+
+
+UPLOAD_OUTAGE = 8.0
+"""Seconds Slack's file calls fail: past slack_sdk's own retries of them."""
+
+
+async def _debate_with_picture(slack: Harness) -> str:
+    await slack.mention("debate Should cities ban cars? humans=off")
+    handle = await slack.wait_running()
+    await asyncio.wait_for(handle.wait(), 60)
+    await slack.settle()
+    return handle.debate_id
+
+
+def _pictures_shared(api: FakeSlack, debate_id: str) -> list[dict[str, object]]:
+    name = f"rostra-{debate_id}-results.png"
+    return [f for f in api.files.values() if f["filename"] == name and f.get("shared")]
+
+
+@pytest.mark.parametrize("method", ["files.getUploadURLExternal", "files.completeUploadExternal"])
+async def test_the_results_picture_waits_out_slack_failing_its_uploads(
+    tmp_path: Path, api: FakeSlack, method: str
+) -> None:
+    """Slack answers 500 to a file call for longer than its SDK retries, as the closing picture goes:
+    the picture follows the closing card once Slack answers, shared once. (It was dropped.)"""
+    async with open_harness(tmp_path, api) as slack:
+        api.fail_next(method, status=500, error="internal_error", for_seconds=UPLOAD_OUTAGE)
+        began = time.monotonic()
+        debate_id = await _debate_with_picture(slack)
+        [picture] = _pictures_shared(api, debate_id)
+        assert picture["thread_ts"] == slack.opening()["ts"]
+        assert time.monotonic() - began >= UPLOAD_OUTAGE  # it waited, then went
+        assert sum("The end" in m["text"] for m in slack.thread()) == 1
+
+
+async def test_a_picture_shared_with_slacks_answer_lost_is_not_shared_again(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """files.completeUploadExternal carried out, its answer lost (the connection dropped): the
+    channel's files are looked through, the picture is found there, and it is not uploaded again."""
+    async with open_harness(tmp_path, api) as slack:
+        api.fail_next("files.completeUploadExternal", status=DROP_AFTER)
+        debate_id = await _debate_with_picture(slack)
+        assert len(_pictures_shared(api, debate_id)) == 1
+        assert len(api.calls_to("files.getUploadURLExternal")) == 1
+        assert len(api.calls_to("files.list")) == 1
 
 
 async def test_read_backs_of_a_distributed_app_stay_within_one_a_minute(
