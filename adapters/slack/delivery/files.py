@@ -88,14 +88,15 @@ def shared_unsure(exc: BaseException) -> bool:
 
 async def shared_already(client: AsyncWebClient, *, channel: str, filename: str) -> bool | None:
     """Whether a file named `filename` is shared in `channel` (the newest files; Rostra's file names
-    are the debate's own); None when Slack cannot say now."""
+    are the debate's own); None when Slack cannot say now (it is failing, or the budget is spent).
+    Refused the look (no `files:read`, say), it counts as not shared: uploaded again, it shows."""
     if not rates_of(client)["files.list"].try_take(spare=0.0):
         return None
     try:
         response = await client.files_list(channel=channel, count=LOOK_BACK_FILES)
     except (SlackApiError, *NETWORK_ERRORS) as exc:
         log.warning("could not look for %s among the channel's files: %r", filename, exc)
-        return None
+        return None if slack_down(exc) else False
     return any(f.get("name") == filename for f in response.get("files") or [])
 
 

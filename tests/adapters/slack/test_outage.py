@@ -131,6 +131,19 @@ async def test_a_picture_shared_with_slacks_answer_lost_is_not_shared_again(
         assert len(api.calls_to("files.list")) == 1
 
 
+async def test_without_files_read_a_picture_whose_answer_was_lost_is_shared_again(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """The channel's files cannot be listed (the app lacks `files:read`): the picture is uploaded
+    again rather than waited on for good, and the closing post is not held up."""
+    async with open_harness(tmp_path, api) as slack:
+        api.fail_next("files.completeUploadExternal", status=DROP)
+        api.fail_next("files.list", status=200, error="missing_scope")
+        debate_id = await _debate_with_picture(slack)
+        assert len(_pictures_shared(api, debate_id)) == 1
+        assert len(api.calls_to("files.getUploadURLExternal")) == 2
+
+
 async def test_read_backs_of_a_distributed_app_stay_within_one_a_minute(
     tmp_path: Path, api: FakeSlack
 ) -> None:
