@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -62,6 +63,23 @@ async def run_socket_mode(
     handler = AsyncSocketModeHandler(app, app_token=app_token)
     if url is not None:
         handler.client.wss_uri = url
+    rereading: set[asyncio.Task[None]] = set()
+    hellos = 0
+
+    async def on_hello(_client: object, message: dict[str, Any], _raw: str | None) -> None:
+        """Slack says hello on every connection. Past the first, events sent while the socket was
+        down come again only a minute or more later: the open vote cards are read at once."""
+        nonlocal hellos
+        if message.get("type") != "hello":
+            return
+        hellos += 1
+        if hellos > 1:
+            log.info("reconnected to Slack; reading the open vote cards again")
+            task = asyncio.create_task(_read_cards_again(app), name="slack-reread-cards")
+            rereading.add(task)
+            task.add_done_callback(rereading.discard)
+
+    handler.client.message_listeners.append(on_hello)
     try:
         connecting = asyncio.ensure_future(handler.connect_async())  # type: ignore[no-untyped-call]
         stopping = asyncio.ensure_future(stop.wait())
@@ -78,7 +96,16 @@ async def run_socket_mode(
             await ready()
         await stop.wait()
     finally:
+        for task in list(rereading):
+            task.cancel()
         await handler.close_async()  # type: ignore[no-untyped-call]
+
+
+async def _read_cards_again(app: SlackApp) -> None:
+    try:
+        await app.front.read_cards_again()
+    except Exception:
+        log.exception("could not read the vote cards again after reconnecting to Slack")
 
 
 async def run_http(

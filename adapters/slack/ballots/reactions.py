@@ -11,7 +11,7 @@ missed, count too.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -24,6 +24,9 @@ from core.events import VoteCast
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
+
+CardReader = Callable[[str], Awaitable[Mapping[str, list[str]] | None]]
+"""A card's reactions read from Slack by its ts: user → reaction names (None: Slack could not say)."""
 
 
 async def read_card(
@@ -91,6 +94,22 @@ class HumanVotes:
             return
         card, keys = self._cards[vote_id]
         await card.reaction(user, keys.key_of(name), added=added, at=at)
+
+    async def open_cards_read_again(
+        self, read: Callable[[str], Awaitable[Mapping[str, list[str]] | None]]
+    ) -> None:
+        """Each card whose window is open read again (`read(ts)`: user → reaction names, None when
+        Slack could not say) and taken as it stands: reaction events may have been missed (Socket
+        Mode reconnected; Slack sends them again only a minute or more later, after the window)."""
+        for ts, vote_id in list(self._vote_of_card.items()):
+            card, keys = self._cards[vote_id]
+            if not card.is_open:
+                continue
+            read_when = dict(card.recorded())
+            on_card = await read(ts)
+            if on_card is not None:
+                people = keys.on_card({u: n for u, n in on_card.items() if u != self._bot_user_id})
+                await card.card_read(people, {}, read_when)
 
     def recorded(self, vote_id: str) -> dict[str, VoteCast]:
         """People's votes the debate holds for a card now (taken before the card is read)."""

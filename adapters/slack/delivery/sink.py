@@ -175,6 +175,18 @@ class SlackSink(ThreadSink):
     async def reaction(self, ts: str, user: str, name: str, *, added: bool, at: float | None) -> None:
         await self._votes.reaction(ts, user, name, added=added, at=at)
 
+    async def read_cards_again(self) -> None:
+        """Reaction events may have been missed (Socket Mode reconnected): the cards of open windows
+        are read again and counted as they stand (button votes are clicks, answered or refused)."""
+        if self._view.buttons or self.finished:
+            return
+
+        async def read(ts: str) -> dict[str, list[str]] | None:
+            what = f"debate {self.debate_id}"
+            return await read_card(self._client, self.channel, ts, what=what, bot_user_id=self._bot_user_id)
+
+        await self._votes.open_cards_read_again(read)
+
     async def delivered(self) -> None:
         """Wait until the debate's last event has been delivered."""
         await self._queue.idle()

@@ -155,6 +155,11 @@ class SlackFrontEnd:
     def forget(self, sink: SlackSink) -> None:
         self.desk.forget(sink)
 
+    async def read_cards_again(self) -> None:
+        """Every delivering debate's open vote cards read again (events may have been missed)."""
+        for sink in self.desk.delivering():
+            await sink.read_cards_again()
+
     async def bot_user_id(self) -> str | None:
         return await ask_bot_user_id(self.client)
 
