@@ -17,8 +17,9 @@ from contextlib import AsyncExitStack
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.delivery.failures import NETWORK_ERRORS, slack_down
+from adapters.slack.delivery.failures import NETWORK_ERRORS, ReadBackDeferred, api_error, slack_down
 from adapters.slack.delivery.rates import UPLOAD_METHODS, rates_of
+from adapters.slack.render.ops import Upload
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,39 @@ async def _upload(
         await client.files_upload_v2(
             channel=channel, thread_ts=thread_ts, content=content, filename=filename, title=title
         )
+
+
+async def upload_once(
+    client: AsyncWebClient, channel: str, thread_ts: str, op: Upload, unsure: set[str]
+) -> str | None:
+    """Upload `op`'s file into the thread unless it is there already: None once it is up, else why
+    Slack refused it. Slack failing is raised (ReadBackDeferred when it cannot say whether a lost
+    upload was shared); `unsure` holds the files whose last upload's answer was lost."""
+    if op.filename in unsure:
+        shared = await shared_already(client, channel=channel, filename=op.filename)
+        if shared is None:
+            raise ReadBackDeferred(f"could not look for {op.filename} among the channel's files now")
+        unsure.discard(op.filename)
+        if shared:
+            log.info("%s had been shared although Slack's answer was lost; keeping it", op.filename)
+            return None
+    try:
+        await upload_file(
+            client,
+            channel=channel,
+            thread_ts=thread_ts,
+            filename=op.filename,
+            content=op.content,
+            title=op.title,
+            alt=op.alt,
+        )
+    except (SlackApiError, *NETWORK_ERRORS) as exc:
+        if upload_down(exc):
+            if shared_unsure(exc):
+                unsure.add(op.filename)
+            raise
+        return api_error(exc) if isinstance(exc, SlackApiError) else type(exc).__name__
+    return None
 
 
 def upload_down(exc: BaseException) -> bool:

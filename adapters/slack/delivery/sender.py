@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.chunking import split_message
 from adapters.delivery.rates import FencedWindows
 from adapters.slack.delivery.failures import NETWORK_ERRORS, ReadBackDeferred, api_error
-from adapters.slack.delivery.files import shared_already, shared_unsure, upload_down, upload_file
+from adapters.slack.delivery.files import upload_once
 from adapters.slack.delivery.markers import key_of, marked
 from adapters.slack.delivery.rates import READ_BACK_MESSAGES, post_rate, rates_of
 from adapters.slack.render.blocks import context
@@ -350,37 +350,14 @@ class SlackSender:
     # --- files ----------------------------------------------------------------------------------
 
     async def _upload(self, op: Upload) -> None:
-        """Upload a file once. Slack failing (5xx, no answer) is raised, for the outage to wait out
-        (files.py); a file Slack refuses goes without (a picture) or is posted as text."""
+        """A file once (Slack failing is raised, for the outage to wait out: files.py); a file
+        Slack refuses goes without (a picture) or is posted as text."""
         if op.filename in self._files:  # sent before a restart
             return
-        if op.filename in self._unsure:  # the last try's answer was lost: it may be up
-            shared = await shared_already(self.client, channel=self.channel, filename=op.filename)
-            if shared is None:
-                raise ReadBackDeferred(f"could not look for {op.filename} among the channel's files now")
-            self._unsure.discard(op.filename)
-            if shared:
-                log.info("%s had been shared although Slack's answer was lost; keeping it", op.filename)
-                await self._sent_file(op.filename)
-                return
-        try:
-            await upload_file(
-                self.client,
-                channel=self.channel,
-                thread_ts=self.thread_ts,
-                filename=op.filename,
-                content=op.content,
-                title=op.title,
-                alt=op.alt,
-            )
+        reason = await upload_once(self.client, self.channel, self.thread_ts, op, self._unsure)
+        if reason is None:
             await self._sent_file(op.filename)
             return
-        except (SlackApiError, *NETWORK_ERRORS) as exc:
-            if upload_down(exc):
-                if shared_unsure(exc):
-                    self._unsure.add(op.filename)
-                raise
-            reason = api_error(exc) if isinstance(exc, SlackApiError) else type(exc).__name__
         if isinstance(op.content, bytes):  # a picture: the closing card has said it all in words
             log.warning("could not upload %s (%s); the thread goes without it", op.filename, reason)
             return
