@@ -95,9 +95,7 @@ class HumanVotes:
         card, keys = self._cards[vote_id]
         await card.reaction(user, keys.key_of(name), added=added, at=at)
 
-    async def open_cards_read_again(
-        self, read: Callable[[str], Awaitable[Mapping[str, list[str]] | None]]
-    ) -> None:
+    async def open_cards_read_again(self, read: CardReader) -> None:
         """Each card whose window is open read again (`read(ts)`: user → reaction names, None when
         Slack could not say) and taken as it stands: reaction events may have been missed (Socket
         Mode reconnected; Slack sends them again only a minute or more later, after the window)."""
