@@ -60,6 +60,7 @@ async def test_a_25_s_outage_of_500s_loses_no_final_text_and_leaves_no_cursor(
         assert len(api.calls_to("chat.postMessage")) > len(thread)  # refused, then sent again
 
 
+@pytest.mark.slow
 async def test_a_lasting_outage_pauses_model_calls_and_stops_resumable(
     tmp_path: Path, api: FakeSlack
 ) -> None:
@@ -102,6 +103,7 @@ def _pictures_shared(api: FakeSlack, debate_id: str) -> list[dict[str, object]]:
     return [f for f in api.files.values() if f["filename"] == name and f.get("shared")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["files.getUploadURLExternal", "files.completeUploadExternal"])
 async def test_the_results_picture_waits_out_slack_failing_its_uploads(
     tmp_path: Path, api: FakeSlack, method: str

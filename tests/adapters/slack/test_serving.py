@@ -86,6 +86,7 @@ async def test_missing_scopes_are_named_at_startup(
     assert f"lacks scopes {missing}" in caplog.text
 
 
+@pytest.mark.slow
 async def test_reactions_made_while_the_socket_was_down_count_once_it_is_back(
     tmp_path: Path, api: FakeSlack
 ) -> None:
