@@ -23,10 +23,9 @@ from adapters.slack.access import StarterPolicy
 from adapters.slack.ballots.windows import with_platform_window
 from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.delivery.desk import SlackDesk
-from adapters.slack.delivery.failures import api_error
+from adapters.slack.delivery.failures import ambiguous, api_error
 from adapters.slack.delivery.opening import post_opening
 from adapters.slack.delivery.pointers import point_back
-from adapters.slack.delivery.sender import ambiguous
 from adapters.slack.delivery.sink import NETWORK_ERRORS, SlackSink
 from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound.commands import Start

@@ -33,8 +33,14 @@ FATAL_ERRORS = frozenset(
 )
 
 
-def slack_down(exc: BaseException) -> bool:
-    """A failure that says Slack itself is failing (a 5xx, no answer), not that it refused the op."""
+def ambiguous(exc: BaseException) -> bool:
+    """A failure after which Slack may or may not have carried the call out (a 5xx, no answer)."""
     if isinstance(exc, SlackApiError):
         return int(exc.response.status_code) >= 500
-    return isinstance(exc, (*NETWORK_ERRORS, ReadBackDeferred))
+    return isinstance(exc, NETWORK_ERRORS)
+
+
+def slack_down(exc: BaseException) -> bool:
+    """A failure that says Slack itself is failing (a 5xx, no answer; a lost post it cannot look
+    for now), not that it refused the op."""
+    return ambiguous(exc) or isinstance(exc, ReadBackDeferred)

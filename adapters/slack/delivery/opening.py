@@ -16,10 +16,9 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.delivery.failures import NETWORK_ERRORS
+from adapters.slack.delivery.failures import NETWORK_ERRORS, ambiguous
 from adapters.slack.delivery.markers import key_of, marked
 from adapters.slack.delivery.rates import READ_BACK_MESSAGES, rates_of
-from adapters.slack.delivery.sender import ambiguous
 
 log = logging.getLogger(__name__)
 

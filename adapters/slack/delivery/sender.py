@@ -19,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chunking import split_message
 from adapters.delivery.rates import FencedWindows
-from adapters.slack.delivery.failures import NETWORK_ERRORS, ReadBackDeferred, api_error
+from adapters.slack.delivery.failures import NETWORK_ERRORS, ReadBackDeferred, ambiguous, api_error
 from adapters.slack.delivery.files import upload_once
 from adapters.slack.delivery.markers import key_of, marked
 from adapters.slack.delivery.rates import READ_BACK_MESSAGES, post_rate, rates_of
@@ -54,13 +54,6 @@ def refused_customisation(exc: SlackApiError) -> bool:
 
 def persona_prefix(persona: PersonaRef) -> str:
     return f"*{persona.emoji} {escape(persona.name)}*\n"
-
-
-def ambiguous(exc: Exception) -> bool:
-    """A failure after which Slack may or may not have carried the call out."""
-    if isinstance(exc, SlackApiError):
-        return int(exc.response.status_code) >= 500
-    return isinstance(exc, NETWORK_ERRORS)
 
 
 # Sent with every message: nothing is parsed into a mention, nothing unfurls into a preview.
