@@ -246,6 +246,19 @@ async def _status_of(storage_url: str) -> str:
     return str(rows[0][0])
 
 
+async def _until_stopped(storage_url: str, within: float, why: str = "the stop was never applied") -> None:
+    """Wait until the (one) debate's status is `stopped`."""
+    deadline = time.monotonic() + within
+    while await _status_of(storage_url) != "stopped":
+        assert time.monotonic() < deadline, why
+        await asyncio.sleep(0.2)
+
+
+def _asked_to_stop(reply: Reply) -> None:
+    """The person was told the debate stops (now, or in a moment)."""
+    assert reply.content.startswith(("Stopping the debate", "Asked the debate to stop")), reply.content
+
+
 async def test_a_busy_channel_and_the_controls_answer_the_same_from_either_worker(
     api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
 ) -> None:
@@ -277,12 +290,8 @@ async def test_a_busy_channel_and_the_controls_answer_the_same_from_either_worke
     transcript = await _ask(api, other, channel, BOB, "transcript")
     assert transcript.ephemeral and TOPIC in transcript.content, transcript.content
 
-    stopped = await _ask(api, other, channel, ALICE, "stop")
-    assert stopped.content.startswith(("Stopping the debate", "Asked the debate to stop")), stopped.content
-    deadline = time.monotonic() + 30
-    while await _status_of(storage_url) != "stopped":
-        assert time.monotonic() < deadline, "the stop was never applied"
-        await asyncio.sleep(0.2)
+    _asked_to_stop(await _ask(api, other, channel, ALICE, "stop"))
+    await _until_stopped(storage_url, 30)
     after = await _ask(api, owner, channel, BOB, "status")
     assert after.content.startswith("No debate is running here"), after.content
 
@@ -431,14 +440,8 @@ async def test_a_worker_paused_while_the_other_stops_its_debate_shows_nothing_wh
         await asyncio.sleep(2.5)
     freeze(owner.process, storage_url)
     try:
-        stopped = await _ask(api, other, channel, ALICE, "stop")
-        assert stopped.content.startswith(("Stopping the debate", "Asked the debate to stop")), (
-            stopped.content
-        )
-        deadline = time.monotonic() + 90
-        while await _status_of(storage_url) != "stopped":
-            assert time.monotonic() < deadline, "the debate was never taken over and stopped"
-            await asyncio.sleep(0.2)
+        _asked_to_stop(await _ask(api, other, channel, ALICE, "stop"))
+        await _until_stopped(storage_url, 90, "the debate was never taken over and stopped")
     finally:
         wake(owner.process)
     spoken = [e for e in await _stored(storage_url) if isinstance(e, TurnCompleted)]
@@ -588,14 +591,8 @@ async def test_the_postgres_server_down_30_s_the_debate_goes_on_once_it_is_back(
         assert await _status_of(url) == "running"
         refused = await _start(api, other, channel, BOB)
         assert refused.ephemeral and "already" in refused.content.lower(), refused.content
-        stopped = await _ask(api, other, channel, ALICE, "stop")
-        assert stopped.content.startswith(("Stopping the debate", "Asked the debate to stop")), (
-            stopped.content
-        )
-        deadline = time.monotonic() + 60
-        while await _status_of(url) != "stopped":
-            assert time.monotonic() < deadline, "the stop was never applied"
-            await asyncio.sleep(0.2)
+        _asked_to_stop(await _ask(api, other, channel, ALICE, "stop"))
+        await _until_stopped(url, 60)
         events = await _stored(url)
         assert [e.seq for e in events] == list(range(1, len(events) + 1))
         assert len([e for e in events if isinstance(e, DebateCompleted)]) == 1
