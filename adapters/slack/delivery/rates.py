@@ -15,10 +15,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.delivery import shares
 from adapters.delivery.rates import Limit, RateWindows
 
-TIER3: Limit = (
-    50,
-    60.0,
-)  # chat.update, chat.delete, reactions.add, files.list, the read-backs: per workspace
+# chat.update, chat.delete, reactions.add, files.list, the read-backs: per workspace
+TIER3: Limit = (50, 60.0)
 POSTS_PER_CHANNEL: Limit = (1, 1.0)  # chat.postMessage: about one per second per channel
 DISTRIBUTED_READ_BACKS: Limit = (1, 60.0)
 """conversations.replies (and .history) for a distributed app outside the Marketplace (Slack's 2025
