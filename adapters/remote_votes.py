@@ -7,15 +7,18 @@ owner through the store (`DebateManager.relay_reaction`), whose card ballot appl
 rule (`adapters.reaction_ballot`): a person's reactions may reach different processes, and only
 where all of them meet can they make the vote the card shows. The owner decides whether it counts
 (a window must be open). Each platform maps its reactions to option keys and finds its cards.
-Clicks are votes already: they are handed on as such (`cast`).
+Clicks are votes already: they are handed on as such (`cast`). A process whose connection came back
+with a new session may have missed reactions on any card whose events come to it: it asks the
+owners of those debates to read their cards again (`cards_missed`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 
 from adapters.host import Host
 from adapters.stored_cards import CardOf, StoredCard, StoredCards
@@ -68,6 +71,26 @@ class RemoteReactions:
             manager, debate_id = self.rt.manager, card.debate_id
             with contextlib.suppress(StoreError):  # said in the log; the platform does not resend
                 await self._handed_on(debate_id, lambda: manager.relay_reaction(debate_id, relayed))
+
+    async def cards_missed(self, scopes: Collection[str] | None) -> None:
+        """Reaction events on the way to this process may be lost (its gateway or socket came back
+        with a new session): each debate another process runs on this platform, in `scopes` (the
+        servers or workspaces whose events come here; None: any), has its owner read its open cards
+        again. (The debates run here read theirs themselves.)"""
+        manager = self.rt.manager
+        try:
+            running = await self.rt.store.debates_with_status("running")
+        except StoreError as exc:
+            log.warning("could not ask the other processes to read their vote cards again: %s", exc)
+            return
+        for record in running:
+            binding = record.binding
+            if binding.platform != self._platform or manager.get(record.id) is not None:
+                continue
+            if scopes is None or binding.scope in scopes:
+                ask = functools.partial(manager.ask_cards_read, record.id)
+                with contextlib.suppress(StoreError):  # said in the log
+                    await self._handed_on(record.id, ask)
 
     async def cast(
         self,

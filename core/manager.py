@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import random
 import secrets
@@ -18,12 +17,12 @@ from core.errors import (
     TOO_MANY_DEBATES,
     AdmissionError,
     BallotClosedError,
-    BallotError,
     SpecError,
     StoreError,
 )
 from core.events import CompletionReason, DebateCompleted, Event, Notice
 from core.formats import FORMATS, DebateFormat, Outcome
+from core.left_for_owner import apply_left
 from core.llm.memo import CallMemo
 from core.llm.registry import ModelRegistry
 from core.observe import DebateTags, EventObserver, ObservedSink
@@ -37,13 +36,13 @@ from core.prepare import (
     prepare_debate,
     running_elsewhere,
 )
-from core.relayed_votes import RelayedReaction, RelayedVote
+from core.relayed_votes import CardsToRead, RelayedReaction, RelayedVote
 from core.replay import Replay
 from core.session import STATUS_OF_REASON, DebateHandle, DebateSession, DebateStatusView, status_from_log
 from core.settings import CoreSettings
 from core.spec import DebateSpec
 from core.spending import SpendLedger
-from core.stopping import StopAnswer, request_stop, stop_asked, stop_left_for, take_stop
+from core.stopping import StopAnswer, request_stop, stop_left_for, take_stop
 
 log = logging.getLogger(__name__)
 
@@ -307,6 +306,10 @@ class DebateManager:
         owner (this one too), whose card ballot applies it; BallotClosedError once the debate ended."""
         await self._leave(debate_id, reaction.payload())
 
+    async def ask_cards_read(self, debate_id: str) -> None:
+        """Reactions on the debate's cards may have been missed here: its owner reads them again."""
+        await self._leave(debate_id, CardsToRead().payload())
+
     async def _leave(self, debate_id: str, payload: str) -> None:
         record = await self.store.get_debate(debate_id)
         if record is None or record.status != "running":
@@ -359,20 +362,13 @@ class DebateManager:
         session = self._sessions.get(debate_id)
         if session is None or session.done or session.catching_up:
             return
+
+        async def cast(v: RelayedVote) -> None:
+            await self.cast_vote(debate_id, v.vote_id, v.voter_id, v.choice, voter_name=v.voter_name)
+
         async with session.window_clock.taking:
             for payload in await self.store.take_votes(debate_id):
-                left = json.loads(payload)
-                if (stop := stop_asked(left)) is not None:  # a Stop asked through another process
-                    session.request_stop(stop)
-                    continue
-                if (reaction := RelayedReaction.read(left)) is not None:  # for the card's ballot
-                    await session.take_reaction(reaction)
-                    continue
-                v = RelayedVote.read(left)
-                try:
-                    await self.cast_vote(debate_id, v.vote_id, v.voter_id, v.choice, voter_name=v.voter_name)
-                except BallotError as exc:  # the window closed meanwhile, say: as for a vote cast here
-                    log.info("debate %s: a vote from another process was refused: %s", debate_id, exc)
+                await apply_left(session, payload, cast)
 
     def _forget(self, session: DebateSession) -> None:
         if self._sessions.get(session.debate_id) is session:

@@ -111,6 +111,7 @@ class ObservedSink:
         # a front end that reports when vote cards are visible keeps saying so through the wrapper
         self.reports_cards_shown = bool(getattr(sink, "reports_cards_shown", False))
         self.relayed_reaction = getattr(sink, "relayed_reaction", None)  # its cards' relayed reactions
+        self.read_cards_again = getattr(sink, "read_cards_again", None)  # asked by another process
 
     async def emit(self, event: Event) -> None:
         notify_event(self._observers, event, self.tags)

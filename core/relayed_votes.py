@@ -6,7 +6,8 @@ takeover: `DebateHandle`), read by the owner, which casts it as if it had reache
 A reaction on a vote card is left as the reaction itself (`RelayedReaction`), not as the vote it
 makes: which vote a person's reactions cast takes every change of them, in one place, and Slack hands
 one person's reactions to whichever worker it likes. The owner's card ballot applies it (the front
-end's sink takes it: `relayed_reaction`)."""
+end's sink takes it: `relayed_reaction`). A process that may have missed reactions on cards (its
+gateway or socket came back with a new session) asks the owner to read them again (`CardsToRead`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass
 
 REACTION = "reaction"
+READ_CARDS = "read_cards"
 
 
 @dataclass(frozen=True)
@@ -69,5 +71,21 @@ class RelayedReaction:
         )
 
 
+@dataclass(frozen=True)
+class CardsToRead:
+    """The debate's open vote cards to be read again by its owner: reaction events on them may have
+    reached another process's dropped connection, and the platform does not send them again in time."""
+
+    def payload(self) -> str:
+        return json.dumps({"kind": READ_CARDS})
+
+    @staticmethod
+    def asked(left: Mapping[str, object]) -> bool:
+        return left.get("kind") == READ_CARDS
+
+
 ReactionTaker = Callable[[RelayedReaction], Awaitable[None]]
 """The front end's way to apply a reaction relayed to the debate's owner (its sink's `relayed_reaction`)."""
+
+CardsReader = Callable[[], Awaitable[None]]
+"""The front end's way to read a debate's open vote cards again (its sink's `read_cards_again`)."""

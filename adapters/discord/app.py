@@ -92,8 +92,8 @@ class RostraBot(commands.Bot):
 
     async def _read_cards_again(self) -> None:
         try:
-            if self.user is not None:
-                await self.desk.read_cards_again(self.user.id)
+            await self.desk.read_cards_again()
+            await self.remote_votes.cards_missed({str(guild.id) for guild in self.guilds})
         except Exception:
             log.exception("could not read the vote cards again after the gateway reconnected")
 

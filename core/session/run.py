@@ -23,7 +23,7 @@ from core.formats.base import DebateContext, DebateFormat, Outcome
 from core.llm.registry import DebateModels
 from core.models import Statistics
 from core.ports import Binding, EventSink, Store
-from core.relayed_votes import ReactionTaker, RelayedReaction, RelayedVote
+from core.relayed_votes import CardsReader, ReactionTaker, RelayedReaction, RelayedVote
 from core.replay import Replay, ResumeMismatch
 from core.session import notices
 from core.session.emit import EventPath
@@ -101,6 +101,7 @@ class DebateSession:
         platform = self.platform
         cards = CardsShown(lambda: platform.down) if getattr(sink, "reports_cards_shown", False) else None
         self._reactions: ReactionTaker | None = getattr(sink, "relayed_reaction", None)
+        self._cards_reader: CardsReader | None = getattr(sink, "read_cards_again", None)
         resume = self._catch_up if replay is not None else None
         self.window_clock = WindowClock(clock)  # takes the votes relayed through the store at a close
         self.ballots = HumanBallots(self._emit, self.state, self.window_clock, resume, cards)
@@ -160,6 +161,12 @@ class DebateSession:
         front end's card ballot (nothing, for a front end without vote cards)."""
         if self._reactions is not None:
             await self._reactions(reaction)
+
+    async def read_cards_again(self) -> None:
+        """Another process may have missed reactions on its cards (`core.relayed_votes.CardsToRead`):
+        the front end reads its open cards again (nothing, for a front end without vote cards)."""
+        if self._cards_reader is not None:
+            await self._cards_reader()
 
     def _stop_format(self) -> None:
         """Cancel the format's task, unless that is the one asking (it is stopping anyway)."""

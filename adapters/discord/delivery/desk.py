@@ -41,10 +41,10 @@ class DebateDesk:
         if self._running.pop(debate_id, None) is None:
             self._ended.add(debate_id)
 
-    async def read_cards_again(self, me: int) -> None:
+    async def read_cards_again(self) -> None:
         """Every running debate's open vote cards read again from Discord (see `DiscordSink`)."""
         for running in list(self._running.values()):
-            await running.sink.read_cards_again(me)
+            await running.sink.read_cards_again()
 
     async def aclose(self) -> None:
         for running in list(self._running.values()):

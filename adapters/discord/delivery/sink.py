@@ -90,6 +90,7 @@ class DiscordSink(ThreadSink):
         )
         self._webhooks: PersonaWebhooks | None = webhooks  # until it leaves its seat on close
         self._thread = thread
+        self._me = owner_id  # the bot: its own reactions on a card are no votes
         buttons = settings.ballot == "buttons"  # button ballots (adapters/discord/ballots/buttons.py)
         self._ballots = ThreadBallots(thread, cards, buttons=buttons)
         self._view = DiscordView(streaming=settings.streaming, buttons=buttons)
@@ -176,10 +177,11 @@ class DiscordSink(ThreadSink):
             return
         await self._ballots.sync()
 
-    async def read_cards_again(self, me: int) -> None:
-        """Reactions on the open vote cards may have been missed (a new gateway session): read them."""
+    async def read_cards_again(self) -> None:
+        """Reactions on the open vote cards may have been missed (a new gateway session, here or in
+        the process that receives the server's events): read them."""
         if not self._closed:
-            await self._ballots.read_again(me)
+            await self._ballots.read_again(self._me)
 
     async def finish(self) -> None:
         """Wait until everything queued is delivered, then close (a debate the core closed itself)."""

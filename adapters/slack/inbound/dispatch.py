@@ -156,9 +156,11 @@ class SlackFrontEnd:
         self.desk.forget(sink)
 
     async def read_cards_again(self) -> None:
-        """Every delivering debate's open vote cards read again (events may have been missed)."""
+        """Every delivering debate's open vote cards read again (events may have been missed), and
+        the other workers' debates' by their owners (Slack spreads events over every connection)."""
         for sink in self.desk.delivering():
             await sink.read_cards_again()
+        await self.remote_votes.cards_missed(None)
 
     async def bot_user_id(self) -> str | None:
         return await ask_bot_user_id(self.client)

@@ -1,10 +1,12 @@
 """A gateway that comes back with a new session (Discord's gateway dropped, and the session could not
 be resumed): reactions people made on a vote card meanwhile never reached the bot as events. When
 READY comes again, the running debates' open vote cards are read from Discord and counted as they
-stand. (Before, the card's count and the window's result left those people out.)"""
+stand. (Before, the card's count and the window's result left those people out.) With several
+processes, the shard whose gateway dropped asks the owners of its servers' debates to do the same."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -12,6 +14,8 @@ from simcord.backend import serializers
 
 from core.events import VoteCast, VoteWithdrawn, VotingClosed
 from tests.adapters.discord.conftest import SCRIPT, World, card
+from tests.adapters.discord.test_remote_votes import FAST_VOTES, eventually, owner_debate, window_open
+from tests.adapters.discord.test_votes import TIE as REMOTE_TIE
 
 TIE = {  # the observers split two to two (one could not vote: keep): the people decide
     **SCRIPT,
@@ -85,3 +89,36 @@ async def test_reactions_made_while_the_gateway_was_away_are_counted_once_it_is_
         "replace",
         "humans",
     )
+
+
+@pytest.mark.slow
+@pytest.mark.rostra(script=REMOTE_TIE, storage=FAST_VOTES)
+async def test_reactions_the_shard_missed_are_read_by_the_process_that_runs_the_debate(world: World) -> None:
+    """After a failover the debate runs in another process than the shard that receives the server's
+    events and passes its reactions on. That shard's gateway drops and comes back with a new session:
+    the owner is asked, through the store, to read its open cards (it does not see the gateway)."""
+    async with owner_debate(world) as (owner, handle):
+        started = await window_open(owner, handle.debate_id)
+        emoji = {o.key: o.emoji for o in started.options}
+        assert world.rt.manager.get(handle.debate_id) is None  # the gateway's process does not run it
+        ballot = card(world.thread(), "🗳️")
+        await world.bob.react(ballot, emoji["keep"])  # passed on live: bob votes keep
+
+        async def bob_counted() -> bool:
+            return len(handle.state.ballots[started.vote_id].human_votes) == 1
+
+        await eventually(bob_counted)
+        await _gateway(world).close()  # the shard's gateway drops; people go on voting on the card
+        await world.alice.react(ballot, emoji["replace"])
+        await world.carol.react(ballot, emoji["replace"])
+        await world.bob.unreact(ballot, emoji["keep"])  # bob takes his vote back
+        await world.env.settle()
+        assert len(handle.state.ballots[started.vote_id].human_votes) == 1  # none of it reached anyone
+
+        await _new_session(world)
+        await asyncio.wait_for(handle.wait(), 30)
+    events = await world.rt.store.events(handle.debate_id)  # the one database
+    [closed] = [e for e in events if isinstance(e, VotingClosed)]
+    assert closed.human_tally == {"keep": 0, "replace": 2}
+    assert closed.decision == "replace"
+    assert [e.voter.id for e in events if isinstance(e, VoteWithdrawn)] == [str(world.bob.id)]

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
+from adapters.slack.serve import run_socket_mode
 from core.events import HumanVoteOpened, VoteCast, VoteWithdrawn, VotingClosed
 from testkit.slack_api import FakeSlack
-from testkit.slack_world import CHANNEL, reaction_event
+from testkit.slack_world import APP_TOKEN, CHANNEL, envelope, reaction_event
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import ALICE, BOB, CAROL, DAN, ERIN, Harness, open_harness
 from tests.adapters.slack.interactive import block_actions, interact
@@ -302,3 +303,66 @@ async def test_on_postgres_a_click_reaches_the_owner_through_notify(
     assert human_votes(events) == [(ALICE, "replace")]
     [closed] = [e for e in events if isinstance(e, VotingClosed)]
     assert closed.human_tally == {"keep": 0, "replace": 1}
+
+
+@pytest.mark.slow
+async def test_reactions_the_other_workers_dropped_socket_missed_are_read_by_the_owner(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """Slack spreads events over every worker's socket. The other worker's connection drops while
+    people decide a tie; Slack keeps the reactions made meanwhile and sends their events again only a
+    minute or more later. Once that socket is back, the owner is asked through the store to read its
+    open card, and counts it as it stands. (Before, only the reconnected worker's own debates were
+    read again: the owner's window closed without those reactions.)"""
+    clock = HeldClock(hold=5)
+    async with (
+        open_harness(tmp_path, api, script=TIE, clock=clock) as owner,
+        open_harness(tmp_path, api, script=TIE) as other,
+    ):
+        owner.rt.enable_failover()
+        stop = asyncio.Event()
+        serving = asyncio.create_task(run_socket_mode(other.app, APP_TOKEN, stop))
+        try:
+            await api.wait_until(lambda: api.ws is not None)
+            debate_id = await window_open(owner, other)
+            handle = owner.running()
+            assert handle is not None
+            ts = vote_card(owner)["ts"]
+            await api.wait_until(
+                lambda: any(c.args.get("timestamp") == ts for c in api.calls_to("reactions.get"))
+            )
+
+            def held() -> dict[str, str]:
+                return {p: v.choice for p, v in handle.state.ballots["v1"].human_votes.items()}
+
+            api.react(CHANNEL, ts, "white_check_mark", BOB)
+            await api.push_envelope("events_api", envelope(reaction_event(True, BOB, "white_check_mark", ts)))
+            await api.wait_until(lambda: held() == {BOB: "keep"})  # through the other's socket
+
+            api.refuse_sockets = True  # the other's connection drops and cannot be made for a while
+            dropped = api.ws
+            assert dropped is not None
+            await dropped.close()
+            api.react(CHANNEL, ts, "x", ALICE)  # stored by Slack; no event reaches either worker
+            api.react(CHANNEL, ts, "x", CAROL)
+            api.react(CHANNEL, ts, "white_check_mark", BOB, added=False)
+            await asyncio.sleep(1.0)
+            assert held() == {BOB: "keep"}
+
+            api.refuse_sockets = False
+            await api.wait_until(lambda: api.ws is not None and api.ws is not dropped, within=30)
+            expected = {ALICE: "replace", CAROL: "replace"}
+            try:
+                await api.wait_until(lambda: held() == expected, within=30)
+            except TimeoutError:
+                raise AssertionError(f"the owner holds {held()}, not {expected}") from None
+            await clock.release()  # the window closes
+            await owner.settle()
+            events = await owner.events(debate_id)
+        finally:
+            stop.set()
+            await serving
+    [closed] = [e for e in events if isinstance(e, VotingClosed)]
+    assert closed.human_tally == {"keep": 0, "replace": 2}
+    assert (closed.decision, closed.tie_broken_by) == ("replace", "humans")
+    assert [e.voter.id for e in events if isinstance(e, VoteWithdrawn)] == [BOB]
