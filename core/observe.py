@@ -112,6 +112,7 @@ class ObservedSink:
         self.reports_cards_shown = bool(getattr(sink, "reports_cards_shown", False))
         self.relayed_reaction = getattr(sink, "relayed_reaction", None)  # its cards' relayed reactions
         self.read_cards_again = getattr(sink, "read_cards_again", None)  # asked by another process
+        self.read_card_at_close = getattr(sink, "read_card_at_close", None)  # a window's last look
 
     async def emit(self, event: Event) -> None:
         notify_event(self._observers, event, self.tags)

@@ -7,14 +7,15 @@ A window's clock starts when people can act on it: a front end that reports deli
 (`CardsShown`) says when the window's card shows its ballot and its countdown (the edit that the
 window's opening makes), and the clock starts then, so people get the whole configured time however
 far behind the platform is. A card or ballot that cannot be shown at all makes the vote go on as if
-nobody voted, and the thread is told.
+nobody voted, and the thread is told. A front end whose reaction events may come late or not at all
+(`LastLook`) reads the card once more as the window closes, so the result counts what it shows.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Literal, Protocol
 
 from core.clock import Clock
@@ -43,6 +44,9 @@ class WindowResume(Protocol):
 
     async def reopen(self, opened: HumanVoteOpened, window: float) -> float: ...
 
+
+LastLook = Callable[[str], Awaitable[None]]
+"""The front end reads a window's card (by vote id) as it closes and counts it as it stands."""
 
 CARD_WAIT = 120.0
 """Seconds a window waits for its card to be shown before the vote goes on without people (counted
@@ -103,8 +107,10 @@ class HumanBallots:
         clock: Clock,
         resume: WindowResume | None = None,
         cards: CardsShown | None = None,
+        last_look: LastLook | None = None,
     ) -> None:
         self._emit = emit
+        self._last_look = last_look
         self._state = state
         self._clock = clock
         self._resume = resume
@@ -164,6 +170,8 @@ class HumanBallots:
         if card is not None:
             await self._match_card(vote_id, card)
         await self._clock.sleep(window)
+        if self._last_look is not None:  # bounded by the front end (a platform down: what it has)
+            await self._last_look(vote_id)
         return self.close(vote_id)
 
     async def _card_shown(self, vote_id: str, *, after: int) -> bool:

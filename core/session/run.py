@@ -104,7 +104,8 @@ class DebateSession:
         self._cards_reader: CardsReader | None = getattr(sink, "read_cards_again", None)
         resume = self._catch_up if replay is not None else None
         self.window_clock = WindowClock(clock)  # takes the votes relayed through the store at a close
-        self.ballots = HumanBallots(self._emit, self.state, self.window_clock, resume, cards)
+        last_look = getattr(sink, "read_card_at_close", None)  # a front end whose events may be late
+        self.ballots = HumanBallots(self._emit, self.state, self.window_clock, resume, cards, last_look)
         self.ctx = DebateContext(
             debate_id=debate_id,
             topic=spec.topic,

@@ -3,13 +3,14 @@
 Slack reports reactions by name (`+1::skin-tone-2`, `thumbsup`): this maps them to the cards' option
 keys and leaves the rule (`adapters/reaction_ballot.py`) and the wiring to the debate
 (`adapters/card_votes.py`) to the shared code. Reactions are recorded from the moment a card is
-posted; they count only while the debate has a human window open for that vote. When a window opens,
-what is on the card then (`reactions.get`) is taken as the truth, so reactions added early, or
-missed, count too.
+posted; they count only while the debate has a human window open for that vote. When a window opens
+and as it closes, what is on the card then (`reactions.get`) is taken as the truth, so reactions
+added early, or whose events Slack sends late or never, count too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
@@ -24,6 +25,9 @@ from core.events import VoteCast
 from core.session import DebateHandle
 
 log = logging.getLogger(__name__)
+
+LAST_LOOK_WAIT = 10.0
+"""Seconds a closing window waits for its card to be read (Slack slower: the votes seen so far count)."""
 
 CardReader = Callable[[str], Awaitable[Mapping[str, list[str]] | None]]
 """A card's reactions read from Slack by its ts: user → reaction names (None: Slack could not say)."""
@@ -100,14 +104,30 @@ class HumanVotes:
         Slack could not say) and taken as it stands: reaction events may have been missed (Socket
         Mode reconnected; Slack sends them again only a minute or more later, after the window)."""
         for ts, vote_id in list(self._vote_of_card.items()):
-            card, keys = self._cards[vote_id]
-            if not card.is_open:
-                continue
-            read_when = dict(card.recorded())
-            on_card = await read(ts)
-            if on_card is not None:
-                people = keys.on_card({u: n for u, n in on_card.items() if u != self._bot_user_id})
-                await card.card_read(people, {}, read_when)
+            await self._read_again(ts, vote_id, read)
+
+    async def card_read_again(self, vote_id: str, read: CardReader, *, within: float) -> None:
+        """One vote's card read again, as `open_cards_read_again` reads each; a read slower than
+        `within` seconds is given up (the votes seen so far stand)."""
+        for ts, vote in list(self._vote_of_card.items()):
+            if vote == vote_id:
+                await self._read_again(ts, vote_id, read, within=within)
+
+    async def _read_again(
+        self, ts: str, vote_id: str, read: CardReader, *, within: float | None = None
+    ) -> None:
+        card, keys = self._cards[vote_id]
+        if not card.is_open:
+            return
+        read_when = dict(card.recorded())
+        try:
+            on_card = await asyncio.wait_for(read(ts), within)
+        except TimeoutError:
+            log.warning("vote %s: Slack did not say what is on its card within %.0f s", vote_id, within)
+            return
+        if on_card is not None:
+            people = keys.on_card({u: n for u, n in on_card.items() if u != self._bot_user_id})
+            await card.card_read(people, {}, read_when)
 
     def recorded(self, vote_id: str) -> dict[str, VoteCast]:
         """People's votes the debate holds for a card now (taken before the card is read)."""

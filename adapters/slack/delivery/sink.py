@@ -29,7 +29,7 @@ from adapters.delivery.queue import DeliveryQueue
 from adapters.delivery.thread_sink import ThreadSink, cancelling
 from adapters.metering import record_delivery
 from adapters.slack.ballots.countdown import Countdowns
-from adapters.slack.ballots.reactions import HumanVotes, read_card
+from adapters.slack.ballots.reactions import LAST_LOOK_WAIT, HumanVotes, read_card
 from adapters.slack.delivery.failures import FATAL_ERRORS as FATAL_ERRORS  # used beside the sink
 from adapters.slack.delivery.failures import NETWORK_ERRORS as NETWORK_ERRORS  # used beside the sink
 from adapters.slack.delivery.failures import ReadBackDeferred, api_error, slack_down
@@ -178,14 +178,18 @@ class SlackSink(ThreadSink):
     async def read_cards_again(self) -> None:
         """Reaction events may have been missed (Socket Mode reconnected): the cards of open windows
         are read again and counted as they stand (button votes are clicks, answered or refused)."""
-        if self._view.buttons or self.finished:
-            return
+        if not (self._view.buttons or self.finished):
+            await self._votes.open_cards_read_again(self._read_card)
 
-        async def read(ts: str) -> dict[str, list[str]] | None:
-            what = f"debate {self.debate_id}"
-            return await read_card(self._client, self.channel, ts, what=what, bot_user_id=self._bot_user_id)
+    async def read_card_at_close(self, vote_id: str) -> None:
+        """A window closes: its card is read once more and counted as it stands. Slack sends events
+        it could not deliver only a minute or more later (HTTP mode has no connection to watch)."""
+        if not (self._view.buttons or self.finished):
+            await self._votes.card_read_again(vote_id, self._read_card, within=LAST_LOOK_WAIT)
 
-        await self._votes.open_cards_read_again(read)
+    async def _read_card(self, ts: str) -> dict[str, list[str]] | None:
+        what = f"debate {self.debate_id}"
+        return await read_card(self._client, self.channel, ts, what=what, bot_user_id=self._bot_user_id)
 
     async def delivered(self) -> None:
         """Wait until the debate's last event has been delivered."""

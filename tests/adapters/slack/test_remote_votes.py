@@ -198,6 +198,9 @@ async def test_votes_passed_on_while_the_owner_reads_the_card_are_not_taken_back
         await api.wait_until(lambda: len(handle.state.ballots["v1"].human_votes) == 2)
         read.gate.set()
         await api.wait_until(lambda: len(handle.state.ballots["v1"].human_votes) == 3)  # the read counted
+        api.react(CHANNEL, ts, "x", ALICE)  # the card shows theirs by now (read again as it closes)
+        api.react(CHANNEL, ts, "white_check_mark", BOB)
+        api.react(CHANNEL, ts, "x", ALICE, added=False)
         await other.event(reaction_event(False, ALICE, "x", ts, CHANNEL))  # the owner saw hers: it goes
         await api.wait_until(lambda: ALICE not in handle.state.ballots["v1"].human_votes)
         await clock.release()
