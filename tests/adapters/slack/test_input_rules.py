@@ -5,28 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from core.session import DebateHandle
 from testkit.slack_api import FakeSlack
-from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
     BOB,
     CHANNEL,
-    SCRIPT,
     Harness,
     envelope,
-    open_harness,
     reaction_event,
 )
-
-HOLD = 5.0
+from tests.adapters.slack.test_votes import people, people_voting
 
 
 @pytest.mark.parametrize(
@@ -66,51 +58,24 @@ async def test_a_topic_with_nothing_visible_is_empty(slack: Harness, topic: str)
     assert await slack.rt.store.list_debates() == []
 
 
-def _tie_script() -> dict[str, Any]:
-    def vote(choice: str) -> dict[str, Any]:
-        return {"vote": choice, "reason": f"I say {choice}.", "delay": HOLD + 1}
-
-    return {**SCRIPT, "observer": [vote("keep"), vote("keep"), vote("replace"), vote("replace")]}
-
-
-def _people(handle: DebateHandle) -> dict[str, str]:
-    return {voter: vote.choice for voter, vote in handle.state.ballots["v1"].human_votes.items()}
-
-
-@asynccontextmanager
-async def _people_voting(tmp_path: Path, api: FakeSlack) -> AsyncIterator[tuple[Harness, DebateHandle, str]]:
-    """A debate whose observers tie: people's window on the first vote is open (its card's ts)."""
-    clock = HeldClock(hold=HOLD)
-    async with open_harness(tmp_path, api, script=_tie_script(), clock=clock) as slack:
-        await slack.mention("debate Should cities ban cars?")
-        handle = await slack.wait_running()
-        await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2 and clock.waiting == 4)
-        card = api.calls_to("reactions.add")[0].args["timestamp"]
-        await clock.release(4)
-        await api.wait_until(lambda: handle.human_vote_open("v1"))
-        yield slack, handle, card
-        await clock.release()
-        await slack.settle()
-
-
 async def test_redelivered_and_late_reactions_do_not_undo_a_changed_vote(
     tmp_path: Path, api: FakeSlack
 ) -> None:
-    async with _people_voting(tmp_path, api) as (slack, handle, card):
+    async with people_voting(tmp_path, api) as (slack, handle, card, _):
         keep = reaction_event(True, ALICE, "white_check_mark", card)
         api.react(CHANNEL, card, "white_check_mark", ALICE)
         first = envelope(keep)
         await slack.post(json.dumps(first), "application/json")
-        await api.wait_until(lambda: _people(handle) == {ALICE: "keep"})
+        await api.wait_until(lambda: people(handle) == {ALICE: "keep"})
         late_removal = reaction_event(False, ALICE, "x", card)  # made now, delivered after the change
 
         await slack.react(ALICE, "x", card)  # Alice changes her mind
-        await api.wait_until(lambda: _people(handle) == {ALICE: "replace"})
+        await api.wait_until(lambda: people(handle) == {ALICE: "replace"})
 
         await slack.post(json.dumps(first), "application/json")  # Slack redelivers the ✅ event
         await slack.post(json.dumps(envelope(late_removal)), "application/json")  # an older ❌ removal
         await asyncio.sleep(0.2)
-        assert _people(handle) == {ALICE: "replace"}
+        assert people(handle) == {ALICE: "replace"}
 
 
 async def test_a_reaction_delivered_after_a_newer_one_does_not_become_the_vote(
@@ -118,16 +83,16 @@ async def test_a_reaction_delivered_after_a_newer_one_does_not_become_the_vote(
 ) -> None:
     """Slack retries an event it saw no answer to, after the events made since: Bob's ✅ (made
     first) arrives after his ❌; his vote is the ❌, as the card shows it newest."""
-    async with _people_voting(tmp_path, api) as (slack, handle, card):
+    async with people_voting(tmp_path, api) as (slack, handle, card, _):
         made_first = reaction_event(True, BOB, "white_check_mark", card)
         api.react(CHANNEL, card, "white_check_mark", BOB)
         await slack.react(BOB, "x", card)
-        await api.wait_until(lambda: _people(handle) == {BOB: "replace"})
+        await api.wait_until(lambda: people(handle) == {BOB: "replace"})
         await slack.post(json.dumps(envelope(made_first)), "application/json")  # the late delivery
         await asyncio.sleep(0.2)
-        assert _people(handle) == {BOB: "replace"}
+        assert people(handle) == {BOB: "replace"}
         await slack.react(BOB, "x", card, added=False)  # his ✅ is still on the card: it is his vote now
-        await api.wait_until(lambda: _people(handle).get(BOB) == "keep")
+        await api.wait_until(lambda: people(handle).get(BOB) == "keep")
 
 
 async def test_every_mrkdwn_text_object_is_verbatim(slack: Harness) -> None:

@@ -16,22 +16,14 @@ from adapters.slack.ballots.reactions import LAST_LOOK_WAIT
 from core.events import VoteCast, VoteWithdrawn, VotingClosed
 from testkit.slack_api import FakeSlack
 from testkit.slack_world import envelope, reaction_event, sign
-from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import ALICE, BOB, CAROL, CHANNEL, blocks_text, open_harness
-from tests.adapters.slack.test_votes import HOLD, people, tie_script, until
+from tests.adapters.slack.conftest import ALICE, BOB, CAROL, CHANNEL, blocks_text
+from tests.adapters.slack.test_votes import people, people_voting, until
 
 
 async def test_reactions_whose_events_come_after_the_window_count_as_the_card_shows_them(
     tmp_path: Path, api: FakeSlack
 ) -> None:
-    clock = HeldClock(hold=HOLD)
-    async with open_harness(tmp_path, api, script=tie_script(), clock=clock) as slack:
-        await slack.mention("debate Should cities ban cars?")
-        handle = await slack.wait_running()
-        await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2 and clock.waiting == 4)
-        card = api.calls_to("reactions.add")[0].args["timestamp"]
-        await clock.release(4)  # the observers vote: 2–2, so the people decide
-        await api.wait_until(lambda: handle.human_vote_open("v1"))
+    async with people_voting(tmp_path, api) as (slack, handle, card, clock):
         await slack.react(BOB, "white_check_mark", card)  # delivered: Bob votes keep
         await until(slack, handle, {BOB: "keep"})
 
@@ -74,14 +66,7 @@ async def test_a_card_slack_does_not_answer_for_as_the_window_closes_closes_it_w
 ) -> None:
     """Slack takes the card's read and never answers: the window is not held open past
     `LAST_LOOK_WAIT` (slack_sdk would wait 30 s a try); the votes whose events came count."""
-    clock = HeldClock(hold=HOLD)
-    async with open_harness(tmp_path, api, script=tie_script(), clock=clock) as slack:
-        await slack.mention("debate Should cities ban cars?")
-        handle = await slack.wait_running()
-        await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2 and clock.waiting == 4)
-        card = api.calls_to("reactions.add")[0].args["timestamp"]
-        await clock.release(4)
-        await api.wait_until(lambda: handle.human_vote_open("v1"))
+    async with people_voting(tmp_path, api) as (slack, handle, card, clock):
         await api.wait_until(lambda: len(api.calls_to("reactions.get")) == 1)  # the window's opening read
         await slack.react(BOB, "white_check_mark", card)
         await until(slack, handle, {BOB: "keep"})

@@ -27,6 +27,14 @@ from tests.adapters.slack.test_resume import TIE
 from tests.database_away import database_away
 
 
+async def card_read(owner: Harness) -> str:
+    """The vote card's ts, once the owner has read the card (it does as the window opens)."""
+    ts = str(vote_card(owner)["ts"])
+    calls = owner.api.calls_to
+    await owner.api.wait_until(lambda: any(c.args.get("timestamp") == ts for c in calls("reactions.get")))
+    return ts
+
+
 def human_votes(events: list[Any]) -> list[tuple[str, str]]:
     return [(e.voter.id, e.choice) for e in events if isinstance(e, VoteCast) and e.voter.human]
 
@@ -54,13 +62,7 @@ async def test_reactions_delivered_to_the_other_worker_count_in_the_owners_debat
         handle = owner.running()
         assert handle is not None
         await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2)  # the card's own
-        ts = vote_card(owner)["ts"]
-        # the owner read the card when the window opened; from here on only events tell of reactions
-
-        def card_read() -> bool:
-            return any(c.args.get("timestamp") == ts for c in api.calls_to("reactions.get"))
-
-        await api.wait_until(card_read)
+        ts = await card_read(owner)  # from here on only events tell the owner of reactions
         await other.react(BOB, "white_check_mark", ts)
         await other.react(ALICE, "white_check_mark", ts)
         await other.react(ALICE, "x", ts)  # her newer reaction is her vote
@@ -108,10 +110,7 @@ async def test_one_persons_reactions_split_between_the_workers_count_as_the_card
         await window_open(owner, other)
         handle = owner.running()
         assert handle is not None
-        ts = vote_card(owner)["ts"]
-        await api.wait_until(
-            lambda: any(c.args.get("timestamp") == ts for c in api.calls_to("reactions.get"))
-        )
+        ts = await card_read(owner)
 
         def held() -> dict[str, str]:
             return {p: v.choice for p, v in handle.state.ballots["v1"].human_votes.items()}
@@ -149,10 +148,7 @@ async def test_reactions_delivered_to_the_other_worker_while_the_database_is_awa
         await window_open(owner, other)
         handle = owner.running()
         assert handle is not None
-        ts = vote_card(owner)["ts"]
-        await api.wait_until(  # the owner read the card when the window opened
-            lambda: any(c.args.get("timestamp") == ts for c in api.calls_to("reactions.get"))
-        )
+        ts = await card_read(owner)
         held = asyncio.Event()
         away = asyncio.ensure_future(database_away(owner.rt.config.storage.url, 8.0, held))
         await asyncio.wait_for(held.wait(), 10)
@@ -330,10 +326,7 @@ async def test_reactions_the_other_workers_dropped_socket_missed_are_read_by_the
             debate_id = await window_open(owner, other)
             handle = owner.running()
             assert handle is not None
-            ts = vote_card(owner)["ts"]
-            await api.wait_until(
-                lambda: any(c.args.get("timestamp") == ts for c in api.calls_to("reactions.get"))
-            )
+            ts = await card_read(owner)
 
             def held() -> dict[str, str]:
                 return {p: v.choice for p, v in handle.state.ballots["v1"].human_votes.items()}

@@ -4,6 +4,8 @@ newest reaction wins, removing it withdraws it, and the bot's own reactions neve
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,27 @@ def people(handle: DebateHandle) -> dict[str, str]:
 
 async def until(slack: Harness, handle: DebateHandle, expected: dict[str, str]) -> None:
     await slack.api.wait_until(lambda: people(handle) == expected, within=5)
+
+
+@asynccontextmanager
+async def people_voting(
+    tmp_path: Path, api: FakeSlack
+) -> AsyncIterator[tuple[Harness, DebateHandle, str, HeldClock]]:
+    """A debate whose observers tie, its people's window on the first vote open: the harness, the
+    debate, its card's ts and its clock (the window closes with `clock.release()`, at the end if the
+    test did not)."""
+    clock = HeldClock(hold=HOLD)
+    async with open_harness(tmp_path, api, script=tie_script(), clock=clock) as slack:
+        await slack.mention("debate Should cities ban cars?")
+        handle = await slack.wait_running()
+        await api.wait_until(lambda: len(api.calls_to("reactions.add")) == 2 and clock.waiting == 4)
+        card = api.calls_to("reactions.add")[0].args["timestamp"]
+        await clock.release(4)  # the observers vote: 2–2, so the people decide
+        await api.wait_until(lambda: handle.human_vote_open("v1"))
+        yield slack, handle, card, clock
+        if not handle.done:
+            await clock.release()
+        await slack.settle()
 
 
 async def test_a_tie_is_decided_by_the_people_reacting(tmp_path: Path, api: FakeSlack) -> None:
