@@ -163,6 +163,12 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
             )
         )
 
+    def down(self, seconds: float) -> None:
+        """Slack down: every Web API call answers 500 for `seconds` (after any fault added before)."""
+        body = {"ok": False, "error": "internal_error"}
+        until = time.monotonic() + seconds
+        self.add_fault(Fault(matches=lambda call: True, status=500, body=body, times=None, until=until))
+
     def enforce_limits(self, limits: Limits | None = None) -> None:
         """Answer 429 + Retry-After beyond the published rate limits (see `Limits`)."""
         self.limits = limits or Limits()
