@@ -18,7 +18,7 @@ from adapters.discord.controls import CardButton
 from adapters.discord.delivery.desk import DebateDesk
 from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.discord.delivery.webhooks import PersonaWebhooks
-from adapters.discord.inbound.answers import tell
+from adapters.discord.inbound.answers import NOT_ANSWERING, outlasting, tell
 from adapters.discord.inbound.commands import DebateCommands, build_group
 from adapters.discord.inbound.once import OnceTree
 from adapters.discord.launch import Launcher
@@ -29,6 +29,7 @@ from adapters.metering import platform_trace
 log = logging.getLogger(__name__)
 
 OOPS = "Something went wrong on Rostra's side; the details are in its log. Try again in a moment."
+DISCORD_STOPPED_ANSWERING = "Discord stopped answering me partway through; try again in a moment."
 
 
 def bot_intents() -> discord.Intents:
@@ -157,9 +158,11 @@ class RostraBot(commands.Bot):
         log.error(
             "/%s failed", interaction.command.qualified_name if interaction.command else "?", exc_info=error
         )
+        cause = getattr(error, "original", error)  # what the command raised
+        text = DISCORD_STOPPED_ANSWERING if isinstance(cause, NOT_ANSWERING) else OOPS
         try:
-            await tell(interaction, OOPS)
-        except discord.HTTPException:
+            await outlasting(lambda: tell(interaction, text), what="a failed command's answer")
+        except (discord.HTTPException, *NOT_ANSWERING):
             log.warning("could not tell the person that /debate failed")
 
 

@@ -15,7 +15,7 @@ from adapters.discord.delivery.desk import DebateDesk, Running
 from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.webhooks import PersonaWebhooks, seats_taken
-from adapters.discord.inbound.answers import in_time, tell
+from adapters.discord.inbound.answers import NOT_ANSWERING, in_time, outlasting, tell
 from adapters.discord.inbound.documents import read_document, read_documents
 from adapters.discord.install.invite import missing_permissions
 from adapters.discord.render import messages
@@ -146,12 +146,7 @@ class Launcher:
                     await _close_unused(thread, why_not_started(exc))
                 await self._refuse_late(interaction, why_not_started(exc), private=private)
                 return
-        card: discord.Message | None = await interaction.followup.send(
-            messages.started(thread.id, spec.topic),
-            allowed_mentions=NO_MENTIONS,
-            view=controls_view(debate_id),  # Stop, Status, Transcript (adapters/discord/controls.py)
-            wait=True,
-        )
+        card = await self._start_card(interaction, messages.started(thread.id, spec.topic), debate_id)
         if request.has_files:  # that reply was private (files are checked late): the channel gets a card
             card = await public_card(plan.channel, messages.started(thread.id, spec.topic), debate_id)
         # the result, when it ends, to this channel and on the card (adapters/discord/results.py)
@@ -250,6 +245,29 @@ class Launcher:
         self.desk.add(Running(handle, sink))
         return handle.debate_id
 
+    @staticmethod
+    async def _start_card(
+        interaction: discord.Interaction, text: str, debate_id: str
+    ) -> discord.Message | None:
+        """The answer that says the debate started, with its Stop, Status and Transcript buttons
+        (adapters/discord/controls.py), waiting Discord out; None if it never took it (the debate
+        runs all the same, its result still posted)."""
+        try:
+            return await outlasting(
+                lambda: interaction.followup.send(
+                    text, allowed_mentions=NO_MENTIONS, view=controls_view(debate_id), wait=True
+                ),
+                lambda: interaction.edit_original_response(  # what that first follow-up is
+                    content=text, allowed_mentions=NO_MENTIONS, view=controls_view(debate_id)
+                ),
+                what="the start card",
+            )
+        except discord.HTTPException as exc:
+            log.warning("debate %s: could not answer its start: %s", debate_id, exc)
+        except NOT_ANSWERING as exc:
+            log.warning("debate %s: Discord never took its start card: %r", debate_id, exc)
+        return None
+
     def _finished(self, debate_id: str) -> None:
         self.desk.finished(debate_id)
         self.results.ended(debate_id)
@@ -262,12 +280,23 @@ class Launcher:
             await tell(interaction, text)
             return
         if private:
-            await interaction.edit_original_response(content=text, allowed_mentions=NO_MENTIONS)
+            await outlasting(
+                lambda: interaction.edit_original_response(content=text, allowed_mentions=NO_MENTIONS),
+                what="a refusal",
+            )
             return
         # the first message after a public defer is public (it replaces "thinking…"): settle that one
         # with no detail, tell the person why privately, then withdraw the public line
-        await interaction.edit_original_response(content=messages.NOT_STARTED, allowed_mentions=NO_MENTIONS)
-        await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        await outlasting(
+            lambda: interaction.edit_original_response(
+                content=messages.NOT_STARTED, allowed_mentions=NO_MENTIONS
+            ),
+            what="a refusal",
+        )
+        await outlasting(  # (a try Discord answered 5xx may have landed: a second private note at worst)
+            lambda: interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS),
+            what="a refusal",
+        )
         try:
             await interaction.delete_original_response()
         except discord.HTTPException as exc:

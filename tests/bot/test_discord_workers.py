@@ -641,6 +641,57 @@ async def test_discord_down_30_s_while_the_owner_is_frozen_the_other_shows_the_d
     assert owner.process.poll() is None  # awake, not crashed
 
 
+async def test_discord_not_answering_for_a_minute_as_a_start_opens_its_thread_the_person_is_told_why(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    """Discord answers 502 to all but the interaction's own callback for 60 s as `/debate start`
+    arrives: the thread cannot be opened (discord.py's five tries, 25 s, spent), and the refusal
+    outlasts discord.py's tries too, waiting for Discord: once it is back the person reads that
+    Discord did not answer and nothing started (it used to read "Something went wrong on Rostra's
+    side"); nothing is stored or left open, and asking again starts the debate."""
+    worker = await workers()
+    back = time.monotonic() + 60.0
+    for method in ("GET", "POST", "PATCH", "PUT", "DELETE"):
+        api.fail(method, r"(?!/interactions/).*", for_seconds=60.0)
+    payload = api.interactions.payload_for_slash(
+        channel_id=channel, user=ALICE, sub="start", options={"topic": TOPIC, "exchanges": 1}
+    )
+    replies = api.interactions.replies(await worker.feed(payload))
+    await api.wait_until(lambda: [r.ephemeral for r in replies] == [True], within=120)
+    assert time.monotonic() >= back  # told once Discord answered again
+    [told] = [r.content for r in replies]  # (the public "thinking…" line withdrawn)
+    assert told.startswith("Discord didn't answer when I opened the debate's thread (502"), told
+    assert await _query(storage_url, "SELECT id FROM debates") == []
+    assert [c for c in api.channels.values() if c["parent_id"] == channel] == []
+    card = await _start(api, worker, channel, ALICE)
+    assert card.content.startswith("🎙️ Debate started") and not card.ephemeral
+
+
+async def test_the_start_card_refused_by_discord_for_30_s_shows_once_it_is_back_and_gets_the_result(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    """The thread opens and the debate starts, but Discord answers 502 to the interaction's answers
+    for 30 s: the start card waits for Discord and shows once (it used to be lost, with the result
+    the channel gets when the debate ends, and the person told Rostra had failed)."""
+    worker = await workers()
+    back = time.monotonic() + 30.0
+    api.fail("POST", rf"/webhooks/{APP_ID}/[^/]+", for_seconds=30.0)
+    api.fail("PATCH", rf"/webhooks/{APP_ID}/[^/]+/messages/@original", for_seconds=30.0)
+    payload = api.interactions.payload_for_slash(
+        channel_id=channel, user=ALICE, sub="start", options={"topic": TOPIC, "exchanges": 1}
+    )
+    card = await _answer(api, await worker.feed(payload), within=120)
+    assert time.monotonic() >= back
+    assert card.content.startswith("🎙️ Debate started") and not card.ephemeral
+    assert any(i.startswith("rostra:stop:") for i in card.custom_ids())
+    over = lambda: any("Debate over" in m["content"] for m in api.in_channel(channel))  # noqa: E731
+    await api.wait_until(over, within=60)
+    assert await _status_of(storage_url) == "completed"
+    shown = [m["content"] for m in api.in_channel(channel)]
+    assert sum(t.startswith("🎙️ Debate started") for t in shown) == 1, shown  # one card, not two
+    assert sum("Debate over" in t for t in shown) == 1, shown
+
+
 def _persona_posts(api: FakeDiscordREST, thread: int) -> list[str]:
     """What the personas' webhooks show in the thread (their turns and stand-in lines), oldest first."""
     hooks = {h["id"] for h in api.webhooks.values()}

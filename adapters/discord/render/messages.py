@@ -51,6 +51,11 @@ def cannot_open_thread(error: discord.HTTPException) -> str:
         )
     if error.status == 429:
         return f"Discord is rate-limiting thread creation here ({detail}); try again in a minute."
+    if error.status >= 500:
+        return (
+            f"Discord didn't answer when I opened the debate's thread ({error.status}: {detail});"
+            " nothing started. Try again in a moment."
+        )
     return f"Discord refused to open a thread here ({error.status}: {detail}); try again in a moment."
 
 

@@ -56,7 +56,7 @@ async def test_a_late_refusal_is_private_and_says_what_happened(world: World) ->
     assert result.response is None  # the public "thinking…" reply was withdrawn
     [told] = result.followups
     assert told.ephemeral
-    assert told.content.startswith("Discord refused to open a thread here (500")
+    assert told.content.startswith("Discord didn't answer when I opened the debate's thread (500")
     assert "permission" not in told.content
     assert world.channel.threads == []
     assert await world.rt.store.list_debates(5) == []
