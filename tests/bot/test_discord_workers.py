@@ -10,7 +10,8 @@ after the takeover, shows nothing of what it still held; one killed as the datab
 overloaded for 30 s, a Stop through the other worker ends the debate at once, and a worker killed
 meanwhile has its debate waited out and finished by the other. Debates in one channel's threads,
 started on either worker, share its persona webhooks as one bot's would (the seats counted in the
-store)."""
+store). A start meeting Discord's failing REST (a minute as its thread opens, 30 s on its answers)
+tells the person once Discord is back: why nothing started, or the start card, shown once."""
 
 from __future__ import annotations
 
