@@ -15,7 +15,7 @@ from adapters.discord.delivery.desk import DebateDesk, Running
 from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.webhooks import PersonaWebhooks, seats_taken
-from adapters.discord.inbound.answers import NOT_ANSWERING, in_time, outlasting, tell
+from adapters.discord.inbound.answers import NOT_ANSWERING, in_time, tell, until_discord_answers
 from adapters.discord.inbound.documents import read_document, read_documents
 from adapters.discord.install.invite import missing_permissions
 from adapters.discord.render import messages
@@ -253,7 +253,7 @@ class Launcher:
         (adapters/discord/controls.py), waiting Discord out; None if it never took it (the debate
         runs all the same, its result still posted)."""
         try:
-            return await outlasting(
+            return await until_discord_answers(
                 lambda: interaction.followup.send(
                     text, allowed_mentions=NO_MENTIONS, view=controls_view(debate_id), wait=True
                 ),
@@ -280,20 +280,21 @@ class Launcher:
             await tell(interaction, text)
             return
         if private:
-            await outlasting(
+            await until_discord_answers(
                 lambda: interaction.edit_original_response(content=text, allowed_mentions=NO_MENTIONS),
                 what="a refusal",
             )
             return
         # the first message after a public defer is public (it replaces "thinking…"): settle that one
         # with no detail, tell the person why privately, then withdraw the public line
-        await outlasting(
+        await until_discord_answers(
             lambda: interaction.edit_original_response(
                 content=messages.NOT_STARTED, allowed_mentions=NO_MENTIONS
             ),
             what="a refusal",
         )
-        await outlasting(  # (a try Discord answered 5xx may have landed: a second private note at worst)
+        # (a try Discord answered 5xx may have landed: a second private note at worst)
+        await until_discord_answers(
             lambda: interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS),
             what="a refusal",
         )

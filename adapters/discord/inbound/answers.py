@@ -1,8 +1,9 @@
 """Answering an interaction privately, and in time: Discord refuses a first answer after 3 seconds,
 so work that may wait on the store (the database away) is deferred ("thinking…") past a moment and
 its answer follows up. A deferred answer may come for 15 minutes: one Discord does not take (a 5xx
-after discord.py's own five tries, no answer) is tried again until it does (`outlasting`), so the
-person who asked is told once Discord is back instead of watching "thinking…" until it expires."""
+after discord.py's own five tries, no answer) is tried again until it does
+(`until_discord_answers`), so the person who asked is told once Discord is back instead of watching
+"thinking…" until it expires."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ async def tell(interaction: discord.Interaction[Any], text: str, view: discord.u
         await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS, **extra)
 
 
-async def outlasting(
+async def until_discord_answers(
     first: Callable[[], Awaitable[T]], again: Callable[[], Awaitable[T]] | None = None, *, what: str
 ) -> T:
     """`first()`, then, while Discord does not answer, `again()` (default: `first`) with backoff for up
