@@ -30,6 +30,7 @@ from adapters.slack.install.oauth import (
     register_single_uninstall,
     register_uninstall,
 )
+from adapters.slack.install.one_workspace import OneWorkspace
 from adapters.slack.install.workspaces import WorkspaceFronts
 from adapters.slack.settings import SlackSettings
 from core.session import DebateHandle
@@ -41,6 +42,7 @@ class SlackApp(AsyncApp):
     """An AsyncApp that also holds Rostra's Slack front end; `aclose()` stops its deliveries."""
 
     front: SlackFrontEnd
+    one_workspace: OneWorkspace | None = None  # who the bot is, for one workspace's requests
 
     async def resume_debates(self) -> list[DebateHandle]:
         """Pick up the Slack debates a restart cut short, each in its own thread (call once serving)."""
@@ -113,15 +115,20 @@ def create_app(
             " (Basic Information → App Credentials). Or set SLACK_APP_TOKEN to use Socket Mode."
         )
     client = make_web_client(token, rt.config.slack)
+    one_workspace = OneWorkspace(client, token)
     app = SlackApp(
-        client=client,
+        # Bolt makes each request's client from this one, with the token `authorize` gives it
+        client=make_web_client(None, rt.config.slack),
+        authorize=one_workspace.authorize(),
         signing_secret=signing_secret,
         request_verification_enabled=signing_secret is not None,
         name="rostra",
     )
     app.front = SlackFrontEnd(rt, client)
+    app.one_workspace = one_workspace
     _register(app, rt)
     register_single_uninstall(app, rt)
+    answer_when_unavailable(app)
     return app
 
 

@@ -3,7 +3,8 @@
 SlackError
  ├── SlackConfigError          tokens or settings that cannot work (the message says what to set)
  ├── PermissionCheckError      who may start could not be checked (e.g. a user group lookup failed)
- └── InstallationsUnavailable  a workspace's installation could not be read (the database away)
+ ├── InstallationsUnavailable  a workspace's installation could not be read (the database away)
+ └── SlackUnavailable          Slack did not answer who the bot is (it is failing)
 """
 
 from core.outlasting import TRY_AGAIN
@@ -26,4 +27,12 @@ class InstallationsUnavailable(SlackError):
 
     def __init__(self, detail: str) -> None:
         super().__init__(TRY_AGAIN)
+        self.detail = detail
+
+
+class SlackUnavailable(SlackError):
+    """Slack did not answer `auth.test` for a request (a 5xx, no answer): it is failing right now."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("Slack isn't answering right now; try again in a moment.")
         self.detail = detail

@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
 
 async def check_token(app: SlackApp) -> str:
     """Ask Slack who we are; warn about missing scopes. Returns the workspace name."""
-    try:
-        response = await app.client.auth_test()
+    try:  # kept: every request is authorized from this answer (adapters.slack.install.one_workspace)
+        response = await (app.one_workspace.who_am_i() if app.one_workspace else app.client.auth_test())
     except SlackApiError as exc:
         error = exc.response.get("error") or "error"
         raise SlackConfigError(f"Slack refused SLACK_BOT_TOKEN ({error}); check the token.") from None

@@ -20,7 +20,7 @@ from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.host import Host
-from adapters.slack.errors import InstallationsUnavailable
+from adapters.slack.errors import InstallationsUnavailable, SlackUnavailable
 from adapters.slack.inbound.modal.blocks import TOPIC_BLOCK
 from adapters.slack.install.installations import InstallationStore
 from adapters.slack.install.scopes import BOT_SCOPES
@@ -56,17 +56,18 @@ def oauth_settings(
 
 
 def answer_when_unavailable(app: AsyncApp) -> None:
-    """Bolt reads the workspace's installation to authorize every request; when the database does
-    not answer (`InstallationsUnavailable`), a person is told so where Slack shows an answer: a slash
-    command in its reply, a click through its `response_url`, the Start modal's submit under its
-    topic (the modal stays open, as filled in). An event is answered 500, so Slack sends it again
-    later. Other errors are logged, as Bolt's own handler does."""
+    """Bolt authorizes every request first: from the workspace's installation (many workspaces) or
+    from who the bot is (one: `one_workspace.py`). When the database or Slack does not answer
+    (`InstallationsUnavailable`, `SlackUnavailable`), a person is told so where Slack shows an
+    answer: a slash command in its reply, a click through its `response_url`, the Start modal's
+    submit under its topic (the modal stays open, as filled in). An event is answered 500, so Slack
+    sends it again later. Other errors are logged, as Bolt's own handler does."""
 
     async def on_error(error: Exception, body: dict[str, Any]) -> BoltResponse | None:
-        if not isinstance(error, InstallationsUnavailable):
+        if not isinstance(error, InstallationsUnavailable | SlackUnavailable):
             log.error("a Slack request failed: %r", error, exc_info=error)
             return None
-        log.warning("a Slack request not served: its installation could not be read (%s)", error.detail)
+        log.warning("a Slack request not served: it could not be authorized (%s)", error.detail)
         text = refusal(str(error))
         if body.get("command"):
             return BoltResponse(status=200, body={"response_type": "ephemeral", "text": text})
