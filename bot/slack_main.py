@@ -145,7 +145,7 @@ async def serve(
 ) -> int:
     """Run until `stop` is set (by default: on SIGINT or SIGTERM). Returns the exit code."""
     from adapters.slack import create_app
-    from adapters.slack.errors import SlackConfigError
+    from adapters.slack.errors import SlackConfigError, SlackUnavailable
     from adapters.slack.serve import check_app_token, check_token, run_http, run_socket_mode
     from bot.operations import watch_platform
     from bot.runtime import Runtime
@@ -178,6 +178,8 @@ async def serve(
                 url = await check_app_token(app, mode.app_token) if mode.socket and mode.app_token else None
             except SlackConfigError as exc:  # a token Slack refuses: a configuration error
                 return _fail(str(exc), EXIT_CONFIG)
+            except SlackUnavailable as exc:  # Slack failing as we start: starting again later helps
+                return _fail(f"{exc} ({exc.detail})")
             except OSError as exc:  # aiohttp's connection errors are OSErrors
                 return _fail(unreachable("Slack (slack.com)", exc))
             watch_platform(rt, "slack", lambda: not stop.is_set())  # for /readyz: token accepted, serving

@@ -12,18 +12,22 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 
 from adapters.slack.app import SlackApp
-from adapters.slack.errors import SlackConfigError
+from adapters.slack.delivery.failures import ambiguous
+from adapters.slack.errors import SlackConfigError, SlackUnavailable
 from adapters.slack.install.scopes import BOT_SCOPES, EVENTS_PATH
 
 log = logging.getLogger(__name__)
 
 
 async def check_token(app: SlackApp) -> str:
-    """Ask Slack who we are; warn about missing scopes. Returns the workspace name."""
+    """Ask Slack who we are; warn about missing scopes. Returns the workspace name. Raises
+    SlackConfigError when Slack refuses the token, SlackUnavailable when Slack is failing."""
     try:  # kept: every request is authorized from this answer (adapters.slack.install.one_workspace)
         response = await (app.one_workspace.who_am_i() if app.one_workspace else app.client.auth_test())
     except SlackApiError as exc:
         error = exc.response.get("error") or "error"
+        if ambiguous(exc):  # Slack failing (a 5xx after slack_sdk's retries): not the token's fault
+            raise SlackUnavailable(f"auth.test: HTTP {exc.response.status_code}, {error}") from None
         raise SlackConfigError(f"Slack refused SLACK_BOT_TOKEN ({error}); check the token.") from None
     header = next((v for k, v in response.headers.items() if k.lower() == "x-oauth-scopes"), "")
     granted = {s.strip() for s in str(header).split(",") if s.strip()}
@@ -42,6 +46,10 @@ async def check_app_token(app: SlackApp, app_token: str) -> str:
         response = await app.client.apps_connections_open(app_token=app_token)
     except SlackApiError as exc:
         error = exc.response.get("error") or "error"
+        if ambiguous(exc):
+            raise SlackUnavailable(
+                f"apps.connections.open: HTTP {exc.response.status_code}, {error}"
+            ) from None
         raise SlackConfigError(f"Slack refused SLACK_APP_TOKEN ({error}); check the token.") from None
     return str(response["url"])
 

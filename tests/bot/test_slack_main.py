@@ -147,6 +147,20 @@ async def test_a_token_slack_rejects_ends_with_one_line(
     )
 
 
+async def test_slack_failing_as_the_bot_starts_is_said_as_slack_not_answering_not_as_a_bad_token(
+    tmp_path: Path, api: FakeSlack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = make_config(tmp_path, slack={"api_url": api.base_url})
+    api.fail_next("auth.test", status=500, error="internal_error", for_seconds=10)  # past slack_sdk's retries
+    secrets = Secrets(slack_bot_token=BOT_TOKEN, slack_app_token=APP_TOKEN)
+    code = await serve(config, secrets, Mode(socket=True, app_token=APP_TOKEN), stop=asyncio.Event())
+    assert code == 1  # not a configuration error: starting again once Slack answers serves
+    assert capsys.readouterr().err.strip() == (
+        "rostra: Slack isn't answering right now; try again in a moment."
+        " (auth.test: HTTP 500, internal_error)"
+    )
+
+
 async def test_serving_again_picks_the_debate_up_in_its_thread(tmp_path: Path, api: FakeSlack) -> None:
     """`rostra slack` stopped mid-vote and started again on the same database: once it listens, the
     debate goes on in the same thread and the votes from before the restart still count."""
