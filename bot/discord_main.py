@@ -150,6 +150,12 @@ async def serve(runtime: Runtime, token: str, *, stop: asyncio.Event | None = No
             except (OSError, aiohttp.ClientError) as exc:
                 print(f"rostra: {unreachable('Discord', exc)}", file=sys.stderr)
                 return EXIT_FAILED
+            except discord.DiscordServerError as exc:  # 5xx past discord.py's five tries: not the token
+                print(
+                    f"rostra: Discord isn't answering right now ({exc}); try again later.",
+                    file=sys.stderr,
+                )
+                return EXIT_FAILED
             finally:
                 if not stop.is_set():
                     closer.cancel()

@@ -129,3 +129,34 @@ async def test_rostra_discord_stops_on_a_signal_with_one_line(tmp_path: Path, si
     assert code == 0, rest
     assert rest.strip().splitlines()[-1:] == [BOT_STOPPED]  # one line at the end
     assert "Traceback" not in rest and "KeyboardInterrupt" not in rest and "CancelledError" not in rest
+
+
+@pytest.mark.slow
+async def test_discord_failing_as_the_bot_logs_in_ends_with_one_line_saying_so(tmp_path: Path) -> None:
+    """Discord answers 502 to the login (`GET /users/@me`) past discord.py's five tries (25 s): one
+    line says Discord isn't answering, exit 1 (starting again later helps); no traceback, and not
+    the line for a token Discord rejected."""
+    async with FakeDiscordREST() as api:
+        api.fail("GET", r"/users/@me", status=502, for_seconds=60)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "DISCORD_", "ANTHROPIC_"))}
+        env.update(
+            ROSTRA_CONFIG=str(CONFIG_PATH),
+            ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}",
+            ROSTRA_MODEL__DEFAULT="scripted",
+            ROSTRA_DISCORD__API_URL=api.base,
+            ROSTRA_DISCORD__GATEWAY_URL=api.gateway_url,
+            DISCORD_TOKEN=_token(APP_ID),
+        )
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "discord", cwd=REPO, env=env, stderr=asyncio.subprocess.PIPE
+        )
+        assert proc.stderr is not None
+        code = await asyncio.wait_for(proc.wait(), 60)
+        said = (await proc.stderr.read()).decode().strip().splitlines()
+    assert code == 1, said
+    assert said[0] == "rostra: connecting to Discord; Ctrl+C stops"
+    assert said[-1] == (
+        "rostra: Discord isn't answering right now (502 Bad Gateway (error code: 0): Bad Gateway);"
+        " try again later."
+    )
+    assert not any("Traceback" in line or "rejected DISCORD_TOKEN" in line for line in said)
