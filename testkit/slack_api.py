@@ -266,6 +266,9 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
     # --- the Web API ----------------------------------------------------------------------------
 
     async def _api(self, request: web.Request) -> web.Response:
+        # dated from its headers: a request a process had begun sending when it was paused (SIGSTOP)
+        # is not taken for one it sent after it woke, when the rest of it arrives
+        began = time.monotonic()
         method = request.match_info["method"]
         args: dict[str, Any] = dict(request.query)
         raw = await request.text()
@@ -275,7 +278,7 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
             args.update(parse_qsl(raw))
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") if auth else args.pop("token", None)
-        call = self.record(Call(method, args, token))
+        call = self.record(Call(method, args, token, began))
         for hold in self._holds.get(method, []):
             if not hold.held and hold.when(args):
                 hold.held = True

@@ -2,7 +2,7 @@
 
 Bolt's own single-workspace authorization asks Slack who the bot is (`auth.test`) on a process's
 first request, although `rostra slack` has just asked at startup (`serve.check_token`); with Slack
-failing at that moment it answers the request "Please install this app into the workspace" (a
+failing at that moment it answers the request that the installation is "no longer available" (a
 person's slash command shows that; an event is answered 200, so Slack never sends it again). Here
 the startup's answer is kept and every request is authorized from it; asked only if startup did not,
 and Slack not answering then is `SlackUnavailable`, which `oauth.answer_when_unavailable` turns into
