@@ -7,7 +7,8 @@ process paused (SIGSTOP) in that wait past its lease, and woken after another pr
 over and showed it, would send the request when it wakes — a half-written turn posted under the
 finished debate. So the queue binds its fence to its task (`bind`), and the HTTP layer asks it before
 each request the SDK sends (`check`): Discord through the client's aiohttp trace (`guard`), Slack
-after each of the SDK's retry waits (`adapters.slack.delivery.metered`). Asking costs nothing while
+as each Web API call starts and after each of the SDK's retry waits
+(`adapters.slack.delivery.metered`). Asking costs nothing while
 the lease is fresh (no database round trip); outside a debate's delivery nothing is asked.
 """
 

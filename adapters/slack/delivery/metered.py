@@ -36,6 +36,10 @@ def error_code(response: Any) -> str:
 
 class MeteredWebClient(AsyncWebClient):
     async def api_call(self, api_method: str, **kwargs: Any) -> Any:
+        # every call a debate's delivery makes asks the fence as it starts (free while the lease is
+        # fresh): a process paused between the queue's check and the call, woken after a takeover,
+        # sends nothing more (adapters.delivery.fence)
+        await request_fence.check()
         started = time.perf_counter()
         try:
             response = await super().api_call(api_method, **kwargs)
