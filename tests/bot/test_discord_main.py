@@ -100,24 +100,29 @@ def test_importing_the_discord_pieces_does_not_load_discord_py() -> None:
     assert out.stdout.strip() == "False"
 
 
+async def _rostra_discord(api: FakeDiscordREST, tmp_path: Path) -> asyncio.subprocess.Process:
+    """`rostra discord` as a process against the loopback Discord (`discord.api_url`, `gateway_url`)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "DISCORD_", "ANTHROPIC_"))}
+    env.update(
+        ROSTRA_CONFIG=str(CONFIG_PATH),
+        ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}",
+        ROSTRA_MODEL__DEFAULT="scripted",
+        ROSTRA_DISCORD__API_URL=api.base,
+        ROSTRA_DISCORD__GATEWAY_URL=api.gateway_url,
+        DISCORD_TOKEN=_token(APP_ID),
+    )
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "discord", cwd=REPO, env=env, stderr=asyncio.subprocess.PIPE
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 async def test_rostra_discord_stops_on_a_signal_with_one_line(tmp_path: Path, sig: signal.Signals) -> None:
     """`rostra discord` as a process against the loopback Discord (`discord.api_url`, `gateway_url`),
     connected and identified: SIGTERM or Ctrl+C ends it with its one stop line and exit 0."""
     async with FakeDiscordREST() as api:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "DISCORD_", "ANTHROPIC_"))}
-        env.update(
-            ROSTRA_CONFIG=str(CONFIG_PATH),
-            ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}",
-            ROSTRA_MODEL__DEFAULT="scripted",
-            ROSTRA_DISCORD__API_URL=api.base,
-            ROSTRA_DISCORD__GATEWAY_URL=api.gateway_url,
-            DISCORD_TOKEN=_token(APP_ID),
-        )
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", "discord", cwd=REPO, env=env, stderr=asyncio.subprocess.PIPE
-        )
+        proc = await _rostra_discord(api, tmp_path)
         assert proc.stderr is not None
         line = await asyncio.wait_for(proc.stderr.readline(), 30)
         assert line.decode().startswith("rostra: connecting to Discord"), line  # nothing before it
@@ -138,18 +143,7 @@ async def test_discord_failing_as_the_bot_logs_in_ends_with_one_line_saying_so(t
     the line for a token Discord rejected."""
     async with FakeDiscordREST() as api:
         api.fail("GET", r"/users/@me", status=502, for_seconds=60)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ROSTRA_", "DISCORD_", "ANTHROPIC_"))}
-        env.update(
-            ROSTRA_CONFIG=str(CONFIG_PATH),
-            ROSTRA_STORAGE__URL=f"sqlite:///{tmp_path / 'rostra.db'}",
-            ROSTRA_MODEL__DEFAULT="scripted",
-            ROSTRA_DISCORD__API_URL=api.base,
-            ROSTRA_DISCORD__GATEWAY_URL=api.gateway_url,
-            DISCORD_TOKEN=_token(APP_ID),
-        )
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", "discord", cwd=REPO, env=env, stderr=asyncio.subprocess.PIPE
-        )
+        proc = await _rostra_discord(api, tmp_path)
         assert proc.stderr is not None
         code = await asyncio.wait_for(proc.wait(), 60)
         said = (await proc.stderr.read()).decode().strip().splitlines()
