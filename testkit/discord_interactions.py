@@ -144,7 +144,7 @@ class Interactions:
             data.update(
                 parent_id=str(parent),
                 owner_id=str(APP_ID),
-                message_count=0,
+                message_count=len(self.fake.in_channel(channel_id)),
                 member_count=1,
                 thread_metadata={
                     "archived": False,
@@ -170,11 +170,25 @@ class Interactions:
         if mt and int(mt.group(1)) == APP_ID:
             return self._original(mt.group(2), mt.group(3), m, req.body)
         if (mt := re.fullmatch(r"/channels/(\d+)/threads", p)) and m == "POST":
-            thread_id = self.fake.add_channel(parent_id=int(mt.group(1)))
+            parent = int(mt.group(1))
+            guild = self.fake.channels[parent]["guild_id"]
+            thread_id = self.fake.add_channel(parent_id=parent, guild_id=guild)
             self.fake.channels[thread_id]["name"] = str(req.body.get("name") or "debate")
             return 201, self.channel_json(thread_id)
         if (mt := re.fullmatch(r"/channels/(\d+)", p)) and m == "GET":
             return 200, self.channel_json(int(mt.group(1)))
+        if (mt := re.fullmatch(r"/channels/(\d+)", p)) and m == "DELETE":
+            data = self.channel_json(int(mt.group(1)))
+            self.fake.delete_channel(int(mt.group(1)))
+            return 200, data
+        if (mt := re.fullmatch(r"/guilds/(\d+)/threads/active", p)) and m == "GET":
+            guild = int(mt.group(1))
+            threads = [
+                self.channel_json(cid)
+                for cid, c in self.fake.channels.items()
+                if c["parent_id"] is not None and c["guild_id"] == guild and c["gone"] is None
+            ]
+            return 200, {"threads": threads, "members": []}
         if (mt := re.fullmatch(r"/channels/\d+/messages/(\d+)", p)) and m == "GET":
             message = self.fake.messages.get(int(mt.group(1)))
             if message is None or int(mt.group(1)) in self.fake.deleted:

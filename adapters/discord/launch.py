@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
 
 import discord
 
 from adapters.discord.access import may_run_debates
 from adapters.discord.controls import controls_view
 from adapters.discord.delivery.desk import DebateDesk, Running
-from adapters.discord.delivery.sender import NO_MENTIONS
+from adapters.discord.delivery.opening import close_unused, open_thread
+from adapters.discord.delivery.sender import CONNECTION_ERRORS, NO_MENTIONS
 from adapters.discord.delivery.sink import DiscordSink
 from adapters.discord.delivery.webhooks import PersonaWebhooks, seats_taken
 from adapters.discord.inbound.answers import NOT_ANSWERING, in_time, tell, until_discord_answers
@@ -28,9 +28,6 @@ from core.errors import DebateError, StoreError
 from core.outlasting import why_not_started
 from core.ports import Binding
 from core.spec import DebateSpec
-
-if TYPE_CHECKING:
-    from discord.types.threads import ThreadArchiveDuration
 
 log = logging.getLogger(__name__)
 
@@ -135,15 +132,15 @@ class Launcher:
                 return
             try:
                 thread = await self._thread(spec, plan)
-            except discord.HTTPException as exc:
-                log.warning("could not open a debate thread in %s: %s", plan.channel.id, exc)
+            except (discord.HTTPException, *CONNECTION_ERRORS) as exc:
+                log.warning("could not open a debate thread in %s: %r", plan.channel.id, exc)
                 await self._refuse_late(interaction, messages.cannot_open_thread(exc), private=private)
                 return
             try:
                 debate_id = await self._launch(interaction, spec, plan, thread, claim)
             except DebateError as exc:
                 if thread is not plan.channel:  # the thread opened for it stays empty
-                    await _close_unused(thread, why_not_started(exc))
+                    await close_unused(thread, f"{messages.NOT_STARTED} {why_not_started(exc)}")
                 await self._refuse_late(interaction, why_not_started(exc), private=private)
                 return
         card = await self._start_card(interaction, messages.started(thread.id, spec.topic), debate_id)
@@ -201,10 +198,10 @@ class Launcher:
     async def _thread(self, spec: DebateSpec, plan: _Plan) -> discord.Thread:
         if isinstance(plan.channel, discord.Thread):
             return plan.channel
-        return await plan.channel.create_thread(
-            name=clip(spec.topic, THREAD_NAME_LIMIT),
-            type=discord.ChannelType.public_thread,
-            auto_archive_duration=cast("ThreadArchiveDuration", self.settings.thread_archive_minutes),
+        return await open_thread(  # waits Discord out; a thread it made with its answer lost is used
+            plan.channel,
+            clip(spec.topic, THREAD_NAME_LIMIT),
+            archive_minutes=self.settings.thread_archive_minutes,
             reason=f"Rostra debate started by {plan.user}",
         )
 
@@ -310,18 +307,3 @@ def _not_admitted(error: DebateError) -> str:
     if isinstance(error, StartRefused) and error.refused.why == "running" and error.refused.channel.isdigit():
         return messages.busy_channel(int(error.refused.channel), error.refused.topic)
     return why_not_started(error)
-
-
-async def _close_unused(thread: discord.Thread, why: str) -> None:
-    """A thread opened for a debate that did not start: deleted where Rostra may (Manage Threads),
-    else it says why it is empty."""
-    try:
-        if thread.permissions_for(thread.guild.me).manage_threads:
-            await thread.delete(reason="its debate did not start")
-            return
-    except discord.HTTPException as exc:
-        log.warning("could not delete the unused thread %s: %s", thread.id, exc)
-    try:
-        await thread.send(f"🚫 {messages.NOT_STARTED} {why}", allowed_mentions=NO_MENTIONS)
-    except discord.HTTPException as exc:
-        log.warning("could not say why thread %s is empty: %s", thread.id, exc)

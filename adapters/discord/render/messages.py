@@ -41,8 +41,11 @@ def busy_channel(thread_id: int, topic: str) -> str:
     )
 
 
-def cannot_open_thread(error: discord.HTTPException) -> str:
+def cannot_open_thread(error: Exception) -> str:
     """Why no thread could be opened: permissions only when Discord said so (403)."""
+    if not isinstance(error, discord.HTTPException):  # no answer at all
+        name = type(error).__name__
+        return f"Discord didn't answer when I opened the debate's thread ({name}); nothing started."
     detail = error.text or str(error.status)
     if error.status == 403:
         return (

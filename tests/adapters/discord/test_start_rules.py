@@ -9,6 +9,8 @@ import discord
 import pytest
 from simcord import ResponseMessage
 
+from adapters.delivery.outage import OutageLimits
+from adapters.discord.delivery import opening
 from tests.adapters.discord.conftest import World
 
 
@@ -48,8 +50,31 @@ async def test_attach_files_is_not_asked_for_an_arena(world: World) -> None:
     assert "Attach Files" in refused.response.content
 
 
-async def test_a_late_refusal_is_private_and_says_what_happened(world: World) -> None:
+async def test_a_thread_discord_failed_to_open_is_opened_again_and_the_debate_starts(world: World) -> None:
+    """Discord answers 500 to the thread's opening once: the start looks for the thread (none was
+    made), opens it again, and the debate starts in that one thread (it used to be refused)."""
     world.env.inject_error("POST", "/channels/*/threads", status=500, code=0, message="Internal Server Error")
+
+    result = await world.start()
+
+    replies: list[ResponseMessage | None] = [*result.followups] or [result.response]
+    [card] = replies
+    assert card is not None and not card.ephemeral
+    assert card.content.startswith("🎙️ Debate started"), card.content
+    [thread] = world.channel.threads
+    assert f"<#{thread.id}>" in card.content
+    assert len(await world.rt.store.list_debates(5)) == 1
+
+
+async def test_a_late_refusal_is_private_and_says_what_happened(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Discord answers 500 to every try at the thread for longer than a start waits: the person is
+    told, privately, that Discord did not answer and nothing started."""
+    monkeypatch.setattr(opening, "OPENING_WAIT", OutageLimits(limit=1.0, first_probe=0.2, longest_probe=0.4))
+    world.env.inject_error(
+        "POST", "/channels/*/threads", status=500, code=0, message="Internal Server Error", times=None
+    )
 
     result = await world.start()
 
