@@ -86,6 +86,7 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
         self.deleted: list[tuple[str, str]] = []
         self.ephemerals: list[dict[str, Any]] = []
         self.responses: list[dict[str, Any]] = []  # posts to slash commands' response_url
+        self.responses_down_until = 0.0  # `responses_down`: response_urls answer 500 till then
         self.reactions: dict[tuple[str, str], dict[str, list[str]]] = {}  # (channel, ts) → name → users
         self.usergroups: dict[str, list[str]] = {}
         self.channel_creators: dict[str, str] = {}  # channel → its creator (conversations.info)
@@ -168,6 +169,10 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
         body = {"ok": False, "error": "internal_error"}
         until = time.monotonic() + seconds
         self.add_fault(Fault(matches=lambda call: True, status=500, body=body, times=None, until=until))
+
+    def responses_down(self, seconds: float) -> None:
+        """Slack's response_urls (slash commands' later answers) answer 500 for `seconds`."""
+        self.responses_down_until = time.monotonic() + seconds
 
     def enforce_limits(self, limits: Limits | None = None) -> None:
         """Answer 429 + Retry-After beyond the published rate limits (see `Limits`)."""
@@ -526,6 +531,8 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
         return web.Response(text=f"OK - {len(data)}")
 
     async def _respond(self, request: web.Request) -> web.Response:
+        if time.monotonic() < self.responses_down_until:  # Slack's hooks failing too
+            return web.Response(status=500, text="internal_error")
         self.responses.append(await request.json())
         self.changed()
         return web.Response(text="ok")

@@ -12,11 +12,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
-from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
@@ -34,7 +32,6 @@ log = logging.getLogger(__name__)
 ENDED = "This debate has ended; the *Transcript* button on its card gives the whole of it."
 UNKNOWN = "I can't find the debate of this card any more."
 RECENT = 200
-SLACK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
 
 
 async def card_debate(rt: Host, *, team: str, channel: str, ts: str) -> tuple[str, bool] | None:

@@ -1,11 +1,19 @@
 """Ephemeral replies to the person who asked: in the slash command's ack (or its response_url),
-or with `chat.postEphemeral` after a mention."""
+or with `chat.postEphemeral` after a mention.
+
+A reply Slack does not take (a 5xx or no answer, after slack_sdk's own retries) is tried again with
+backoff for up to two minutes (`REPLY_WAIT`), as a start's opening card is: the person who asked
+while Slack was failing is told once it is back, not left with nothing. A reply whose failed try
+did land is shown twice at worst (an ephemeral message has no marker to look for).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import time
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import aiohttp
@@ -13,7 +21,10 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook import WebhookResponse
 
+from adapters.delivery.outage import OutageLimits
+from adapters.slack.delivery.failures import ambiguous
 from adapters.slack.inbound.requests import Request
 
 log = logging.getLogger(__name__)
@@ -21,6 +32,32 @@ log = logging.getLogger(__name__)
 # Slack wants a slash command answered within 3 s; past this, ack and answer through response_url.
 ACK_DEADLINE = 2.5
 WORKING = "⏳ Working on it…"
+REPLY_WAIT = OutageLimits(limit=120.0, first_probe=2.0, longest_probe=15.0)
+"""How long a reply waits for Slack to take it: the person who asked is still there after a minute."""
+
+
+class NotTaken(Exception):
+    """A response_url answered 5xx (the webhook client returns it rather than raising)."""
+
+
+async def until_slack_answers(send: Callable[[], Awaitable[object]], *, what: str) -> Exception | None:
+    """`send()`, tried again while Slack does not answer it, for up to `REPLY_WAIT.limit` seconds.
+    None once Slack took it; else the refusal, or Slack's last failure, logged (a reply is never
+    worth more than that)."""
+    limits = REPLY_WAIT
+    give_up = time.monotonic() + limits.limit
+    probe = limits.first_probe
+    while True:
+        try:
+            await send()
+            return None
+        except (SlackClientError, aiohttp.ClientError, TimeoutError, NotTaken) as exc:
+            if not (isinstance(exc, NotTaken) or ambiguous(exc)) or time.monotonic() + probe > give_up:
+                log.warning("could not send %s: %r", what, exc)
+                return exc
+            log.warning("Slack did not take %s (%r); trying again in %.0f s", what, exc, probe)
+        await asyncio.sleep(probe)
+        probe = min(probe * 2, limits.longest_probe)
 
 
 class Replies(Protocol):
@@ -40,12 +77,12 @@ class MentionReplies:
 
     async def say(self, text: str) -> None:
         r = self._request
-        try:
-            await self._client.chat_postEphemeral(
+        await until_slack_answers(
+            lambda: self._client.chat_postEphemeral(
                 channel=r.channel, user=r.user, text=text, thread_ts=r.thread_ts, parse="none"
-            )
-        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
-            log.warning("could not reply to %s in %s: %r", r.user, r.channel, exc)
+            ),
+            what=f"a reply to {r.user} in {r.channel}",
+        )
 
     async def confirm(self, text: str) -> None:
         """A mention needs no acknowledgement: the opening card is the answer."""
@@ -63,10 +100,14 @@ class SlashReplies:
     async def say(self, text: str) -> None:
         if await self._ack_with(text):
             return
-        try:
-            await self._respond(text=text, response_type="ephemeral")
-        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
-            log.warning("could not answer a slash command: %r", exc)
+        await until_slack_answers(lambda: self._follow_up(text), what="a slash command's answer")
+
+    async def _follow_up(self, text: str) -> None:
+        response: WebhookResponse = await self._respond(text=text, response_type="ephemeral")
+        if response.status_code >= 500:
+            raise NotTaken(f"HTTP {response.status_code}")
+        if response.status_code != 200:  # the response_url expired, say: nothing to try again
+            log.warning("a slash command's answer was refused (HTTP %s)", response.status_code)
 
     async def confirm(self, text: str) -> None:
         await self.say(text)

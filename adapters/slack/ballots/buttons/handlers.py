@@ -12,10 +12,8 @@ import logging
 import re
 from typing import Any
 
-import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
-from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.click_votes import ENDED, UNAVAILABLE, vote_elsewhere, vote_here
@@ -24,13 +22,12 @@ from adapters.slack.ballots.buttons.blocks import ACTION_PREFIX, read_value
 from adapters.slack.ballots.remote import RemoteVotes
 from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.inbound.once import first_delivery, trigger_key
+from adapters.slack.inbound.replies import until_slack_answers
 from adapters.slack.render.text import escape
 from core.errors import StoreError
 from core.outlasting import Waiting, vote_waits
 
 log = logging.getLogger(__name__)
-
-SLACK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
 
 
 async def vote_by_button(
@@ -86,13 +83,13 @@ def register_ballot_buttons(app: AsyncApp, rt: Host) -> None:
         user = body.get("user") or {}
         user_id = str(user.get("id") or "")
 
-        async def say(text: str) -> None:
-            try:
-                await client.chat_postEphemeral(
+        async def say(text: str) -> None:  # waits Slack out, as every reply does
+            await until_slack_answers(
+                lambda: client.chat_postEphemeral(
                     channel=channel, user=user_id, text=text, thread_ts=message.get("thread_ts"), parse="none"
-                )
-            except SLACK_ERRORS as exc:
-                log.warning("could not confirm a vote to %s: %r", user_id, exc)
+                ),
+                what=f"a vote's answer to {user_id}",
+            )
 
         answer = await vote_by_button(
             rt,

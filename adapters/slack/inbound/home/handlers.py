@@ -6,20 +6,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import aiohttp
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
 from adapters.slack.controls.transcripts import PLATFORM
+from adapters.slack.delivery.failures import NETWORK_ERRORS
 from adapters.slack.inbound.home.blocks import DM_ANSWER, DebateLine, home_view
 
 log = logging.getLogger(__name__)
 
 RECENT_SCANNED = 200  # stored debates looked through for this workspace's
 SHOWN = 10
-SLACK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
 
 
 async def workspace_debates(rt: Host, team: str) -> tuple[list[DebateLine], list[DebateLine]]:
@@ -51,7 +49,7 @@ async def publish_home(rt: Host, client: AsyncWebClient, *, team: str, user: str
     running, recent = await workspace_debates(rt, team)
     try:
         await client.views_publish(user_id=user, view=home_view(running, recent))
-    except SLACK_ERRORS as exc:
+    except NETWORK_ERRORS as exc:
         log.warning("could not publish the Home tab for %s: %r", user, exc)
 
 
@@ -69,7 +67,7 @@ def register_home(app: AsyncApp, rt: Host) -> None:
             await client.chat_postMessage(
                 channel=str(event.get("channel") or ""), text=DM_ANSWER, thread_ts=event.get("thread_ts")
             )
-        except SLACK_ERRORS as exc:
+        except NETWORK_ERRORS as exc:
             log.warning("could not answer a direct message: %r", exc)
 
     app.event("app_home_opened")(on_home_opened)

@@ -8,14 +8,14 @@ import asyncio
 import logging
 from typing import Any
 
-import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
-from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.controls.transcripts import PLATFORM
+from adapters.slack.delivery.failures import NETWORK_ERRORS, ambiguous
 from adapters.slack.inbound.commands import Start
 from adapters.slack.inbound.dispatch import SlackFrontEnd
 from adapters.slack.inbound.documents import AttachmentError
@@ -33,6 +33,7 @@ from adapters.slack.inbound.modal.blocks import (
     read_submission,
     start_modal,
 )
+from adapters.slack.inbound.replies import until_slack_answers
 from adapters.slack.inbound.requests import Request
 from adapters.slack.install.scopes import SLASH_COMMAND
 from adapters.slack.render.text import from_slack
@@ -52,7 +53,6 @@ def channel_busy(topic: str) -> str:
     return f"A debate is already running in that channel ({topic[:200]!r}); stop it or pick another."
 
 
-SLACK_ERRORS = (SlackClientError, aiohttp.ClientError, TimeoutError)
 STORE_CHECK_TIMEOUT = 0.5  # seconds to ask the store whether the channel is busy (Slack wants the ack in 3)
 
 
@@ -65,17 +65,17 @@ class ModalReplies:
 
     async def say(self, text: str) -> None:
         r = self._request
-        try:
-            await self._client.chat_postEphemeral(channel=r.channel, user=r.user, text=text, parse="none")
+        refused = await until_slack_answers(  # waits Slack out, as every reply does
+            lambda: self._client.chat_postEphemeral(channel=r.channel, user=r.user, text=text, parse="none"),
+            what=f"a reply to {r.user} in {r.channel}",
+        )
+        if refused is None or ambiguous(refused):
             return
-        except SLACK_ERRORS as exc:
-            log.info(
-                "could not answer %s in %s (%r); writing in the app's DM instead", r.user, r.channel, exc
-            )
-        try:
-            await self._client.chat_postMessage(channel=r.user, text=text, parse="none")
-        except SLACK_ERRORS as exc:
-            log.warning("could not answer %s at all: %r", r.user, exc)
+        log.info("could not answer %s in %s; writing in the app's DM instead", r.user, r.channel)
+        await until_slack_answers(
+            lambda: self._client.chat_postMessage(channel=r.user, text=text, parse="none"),
+            what=f"a reply to {r.user} in the app's DM",
+        )
 
     async def confirm(self, text: str) -> None:
         await self.say(text)
@@ -121,7 +121,7 @@ async def open_modal(
         log.warning("could not open the Start modal: %s", error)
         if error in TRIGGER_ERRORS and user and origin.channel:
             await _say_privately(client, origin.channel, user, EXPIRED_TRIGGER)
-    except SLACK_ERRORS as exc:
+    except NETWORK_ERRORS as exc:
         log.warning("could not open the Start modal: %r", exc)
 
 
@@ -141,7 +141,7 @@ async def _running_in(front: SlackFrontEnd, channel: str) -> DebateRecord | None
 async def _say_privately(client: AsyncWebClient, channel: str, user: str, text: str) -> None:
     try:
         await client.chat_postEphemeral(channel=channel, user=user, text=text, parse="none")
-    except SLACK_ERRORS as exc:
+    except NETWORK_ERRORS as exc:
         log.info("could not tell %s in %s that the form did not open: %r", user, channel, exc)
 
 
@@ -183,7 +183,7 @@ def register_modal(app: AsyncApp, front: SlackFrontEnd) -> None:
             )
         except SlackApiError as exc:  # hash_conflict: the person changed it again meanwhile
             log.info("Start modal not redrawn: %s", exc.response.get("error"))
-        except SLACK_ERRORS as exc:
+        except NETWORK_ERRORS as exc:
             log.warning("could not redraw the Start modal: %r", exc)
 
     async def on_submit(
