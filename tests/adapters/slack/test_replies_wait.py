@@ -22,7 +22,7 @@ from tests.adapters.slack.test_resume import TIE
 TOPIC = "Should cities ban cars?"
 
 
-@pytest.mark.parametrize("seconds", [4.0, pytest.param(30.0, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("seconds", [3.0, pytest.param(30.0, marks=pytest.mark.slow)])
 async def test_a_refusal_said_while_slack_fails_reaches_the_person_once_it_is_back(
     slack: Harness, seconds: float
 ) -> None:
@@ -38,6 +38,7 @@ async def test_a_refusal_said_while_slack_fails_reaches_the_person_once_it_is_ba
     assert slack.api.top_level(CHANNEL) == [] and await slack.rt.store.list_debates() == []
 
 
+@pytest.mark.slow
 async def test_a_slash_commands_answer_waits_for_slack_as_its_debate_starts(slack: Harness) -> None:
     """Slack's Web API fails for 4 s and its response_urls for 10 s as `/debate <topic>` arrives: the
     command is acknowledged in time ("Working on it…"), the opening card waits for Slack, and the
@@ -69,8 +70,8 @@ async def test_a_button_vote_clicked_while_slack_fails_is_counted_and_confirmed_
         action = {"type": "button", "block_id": "b", "action_id": button["action_id"]}
         action["value"] = button["value"]
         before = len(slack.ephemerals_to(ALICE))
-        api.down(4.0)
-        back = time.monotonic() + 4.0
+        api.down(3.0)
+        back = time.monotonic() + 3.0
         assert (await interact(slack, block_actions(slack, ALICE, action, message=card))).status == 200
         await api.wait_until(lambda: len(slack.ephemerals_to(ALICE)) > before, within=30)
         assert time.monotonic() >= back
