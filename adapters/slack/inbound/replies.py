@@ -16,15 +16,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-import aiohttp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
-from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook import WebhookResponse
 
 from adapters.delivery.outage import OutageLimits
-from adapters.slack.delivery.failures import ambiguous
+from adapters.slack.delivery.failures import NETWORK_ERRORS, ambiguous
 from adapters.slack.inbound.requests import Request
 
 log = logging.getLogger(__name__)
@@ -51,7 +49,7 @@ async def until_slack_answers(send: Callable[[], Awaitable[object]], *, what: st
         try:
             await send()
             return None
-        except (SlackClientError, aiohttp.ClientError, TimeoutError, NotTaken) as exc:
+        except (*NETWORK_ERRORS, NotTaken) as exc:
             if not (isinstance(exc, NotTaken) or ambiguous(exc)) or time.monotonic() + probe > give_up:
                 log.warning("could not send %s: %r", what, exc)
                 return exc
