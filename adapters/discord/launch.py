@@ -125,24 +125,11 @@ class Launcher:
         async with claim:  # released (cooldown given back) unless the debate starts
             if not interaction.response.is_done():
                 await interaction.response.defer(thinking=True, ephemeral=private)
-            try:
-                spec = plan.spec or await self._spec_with_files(request)
-            except DebateError as exc:
-                await self._refuse_late(interaction, messages.option_error(str(exc)), private=private)
-                return
-            try:
-                thread = await self._thread(spec, plan)
-            except (discord.HTTPException, *CONNECTION_ERRORS) as exc:
-                log.warning("could not open a debate thread in %s: %r", plan.channel.id, exc)
-                await self._refuse_late(interaction, messages.cannot_open_thread(exc), private=private)
-                return
-            try:
-                debate_id = await self._launch(interaction, spec, plan, thread, claim)
-            except DebateError as exc:
-                if thread is not plan.channel:  # the thread opened for it stays empty
-                    await close_unused(thread, f"{messages.NOT_STARTED} {why_not_started(exc)}")
-                await self._refuse_late(interaction, why_not_started(exc), private=private)
-                return
+            started = await self._open_and_start(request, plan, interaction, claim)
+        if isinstance(started, str):  # said with the claim given back, however long Discord takes
+            await self._refuse_late(interaction, started, private=private)
+            return
+        spec, thread, debate_id = started
         card = await self._start_card(interaction, messages.started(thread.id, spec.topic), debate_id)
         if request.has_files:  # that reply was private (files are checked late): the channel gets a card
             card = await public_card(plan.channel, messages.started(thread.id, spec.topic), debate_id)
@@ -155,6 +142,29 @@ class Launcher:
                 )
             except StoreError as exc:  # taken over meanwhile, say: it goes on, without its result post
                 log.warning("debate %s: could not record its start card: %s", debate_id, exc)
+
+    async def _open_and_start(
+        self, request: StartRequest, plan: _Plan, interaction: discord.Interaction, claim: Claim
+    ) -> tuple[DebateSpec, discord.Thread, str] | str:
+        """The files read, the thread opened and the debate started under `claim`: its spec, thread
+        and id, or why not. The caller says why once the claim is given back, so a refusal waiting
+        for Discord to take it does not keep the channel from another start meanwhile."""
+        try:
+            spec = plan.spec or await self._spec_with_files(request)
+        except DebateError as exc:
+            return messages.option_error(str(exc))
+        try:
+            thread = await self._thread(spec, plan)
+        except (discord.HTTPException, *CONNECTION_ERRORS) as exc:
+            log.warning("could not open a debate thread in %s: %r", plan.channel.id, exc)
+            return messages.cannot_open_thread(exc)
+        try:
+            debate_id = await self._launch(interaction, spec, plan, thread, claim)
+        except DebateError as exc:
+            if thread is not plan.channel:  # the thread opened for it stays empty
+                await close_unused(thread, f"{messages.NOT_STARTED} {why_not_started(exc)}")
+            return why_not_started(exc)
+        return spec, thread, debate_id
 
     # --- checks (synchronous: all of them fit well inside the 3 s before a reply is due) --------
 

@@ -109,23 +109,34 @@ class Launcher:
             await replies.say(messages.BUSY)
             return
         try:
-            try:  # claimed in the store: every worker counts the same starts, one claim per channel
-                claim = await self.rt.admission.admit(
-                    platform=PLATFORM, scope=request.team, channel=request.channel, user=request.user
-                )
-            except DebateError as exc:  # AdmissionError, or the store could not answer
-                await replies.say(messages.refusal(why_not_started(exc)))
-                return
-            async with claim:  # released (cooldown given back) unless the debate starts
-                if attachments:
-                    try:
-                        spec = await self._read_documents(spec, attachments)
-                    except (DebateError, AttachmentError) as exc:
-                        await replies.say(messages.refusal(str(exc)))
-                        return
-                await self._launch(request, spec, replies, bot_user_id, claim)
+            refusal = await self._admit_and_launch(request, spec, attachments, bot_user_id)
         finally:
             lock.release()
+        # said with the channel free again (or its debate running), however long Slack takes
+        if refusal is None:
+            await replies.confirm(messages.starting(spec.topic))
+        else:
+            await replies.say(refusal)
+
+    async def _admit_and_launch(
+        self, request: Request, spec: DebateSpec, attachments: Attachments, bot_user_id: str | None
+    ) -> str | None:
+        """Claim the channel, read the documents and launch: None once the debate started, or why
+        not. The caller answers the person once the channel's lock is let go, so an answer waiting
+        for Slack to take it keeps no other start in the channel waiting (or told it is busy)."""
+        try:  # claimed in the store: every worker counts the same starts, one claim per channel
+            claim = await self.rt.admission.admit(
+                platform=PLATFORM, scope=request.team, channel=request.channel, user=request.user
+            )
+        except DebateError as exc:  # AdmissionError, or the store could not answer
+            return messages.refusal(why_not_started(exc))
+        async with claim:  # released (cooldown given back) unless the debate starts
+            if attachments:
+                try:
+                    spec = await self._read_documents(spec, attachments)
+                except (DebateError, AttachmentError) as exc:
+                    return messages.refusal(str(exc))
+            return await self._launch(request, spec, bot_user_id, claim)
 
     def _takes_documents(self, command: Start, field: str = "documents") -> bool:
         format_cls = self.rt.manager.formats.get((command.format or DebateSpec().format).strip().lower())
@@ -169,21 +180,18 @@ class Launcher:
         return self.rt.manager.prepare(replace(spec, options=options)).spec
 
     async def _launch(
-        self, request: Request, spec: DebateSpec, replies: Replies, bot_user_id: str | None, claim: Claim
-    ) -> None:
-        """Post the opening card (so the thread exists), then start the debate into it."""
+        self, request: Request, spec: DebateSpec, bot_user_id: str | None, claim: Claim
+    ) -> str | None:
+        """Post the opening card (so the thread exists), then start the debate into it: None, or
+        why it did not start."""
         text, blocks = pending_card(spec.topic, spec.format)
         try:
             thread_ts = await post_opening(self.client, request.channel, text, blocks)
         except SlackApiError as exc:
             said = messages.no_answer if ambiguous(exc) else messages.cannot_post
-            await replies.say(said(api_error(exc)))
-            return
+            return said(api_error(exc))
         except NETWORK_ERRORS as exc:
-            await replies.say(messages.no_answer(type(exc).__name__))
-            return
-        # confirmed once the card is up: a channel without the bot gets one message, not two
-        await replies.confirm(messages.starting(spec.topic))
+            return messages.no_answer(type(exc).__name__)
         sink = SlackSink(
             self.client,
             channel=request.channel,
@@ -209,13 +217,13 @@ class Launcher:
             handle = await self.rt.manager.start(spec, sink, binding=binding, claim=claim.key, values=values)
         except DebateError as exc:
             await self._withdraw_card(request.channel, thread_ts, why_not_started(exc))
-            await replies.say(messages.could_not_start(why_not_started(exc)))
-            return
+            return messages.could_not_start(why_not_started(exc))
         claim.started()
         self.desk.track(sink)
         sink.attach(handle, self.desk.forget)
         self.results.follow(handle, sink)
         await point_back(self.client, request, spec.topic, thread_ts)  # asked in a thread: link it
+        return None
 
     async def _withdraw_card(self, channel: str, ts: str, why: str) -> None:
         text = messages.could_not_start(why)

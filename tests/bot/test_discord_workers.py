@@ -724,6 +724,44 @@ async def test_the_start_card_refused_by_discord_for_30_s_shows_once_it_is_back_
     assert sum("Debate over" in t for t in shown) == 1, shown
 
 
+async def test_a_refusal_waiting_for_discord_leaves_the_channel_to_a_start_through_the_other_worker(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    """Discord refuses Alice's thread (403, once) and answers 502 to the interactions' answers for
+    30 s, so her refusal waits for Discord. Bob, asking through the other worker meanwhile, gets the
+    debate (he used to be told the channel was busy: Alice's refusal was said under her start's
+    claim on it). Once Discord is back Alice is told why, privately, and Bob's card shows."""
+    a, b = await workers(), await workers()
+    api.fail("POST", rf"/channels/{channel}/threads", status=403, code=50013, message="Missing Permissions")
+    api.fail("POST", rf"/webhooks/{APP_ID}/[^/]+", for_seconds=30.0)
+    api.fail("PATCH", rf"/webhooks/{APP_ID}/[^/]+/messages/@original", for_seconds=30.0)
+    back = time.monotonic() + 30.0
+    options = {"topic": TOPIC, "exchanges": 1}
+    alice = await a.feed(
+        api.interactions.payload_for_slash(channel_id=channel, user=ALICE, sub="start", options=options)
+    )
+    refused = lambda: any(r.path.endswith("/messages/@original") for r in api.requests)  # noqa: E731
+    await api.wait_until(refused, within=30)  # her refusal is waiting for Discord
+    options = {"topic": "Should trains be free?", "exchanges": 1}
+    bob = await b.feed(
+        api.interactions.payload_for_slash(channel_id=channel, user=BOB, sub="start", options=options)
+    )
+    card = await _answer(api, bob, within=120)
+    assert card.content.startswith("🎙️ Debate started") and not card.ephemeral, card.content
+    assert time.monotonic() >= back  # (his card too waited for Discord)
+    [thread] = [cid for cid, c in api.channels.items() if c["parent_id"] == channel]
+    assert f"<#{thread}>" in card.content
+    told = lambda: any("I couldn't open a thread here" in r.content for r in api.interactions.replies(alice))  # noqa: E731
+    await api.wait_until(told, within=60)
+    [why] = [r for r in api.interactions.replies(alice) if "I couldn't open a thread here" in r.content]
+    assert why.ephemeral
+    rows = await _query(storage_url, "SELECT topic, channel FROM debates")
+    assert rows == [("Should trains be free?", str(thread))]
+    over = lambda: any("Debate over" in m["content"] for m in api.in_channel(channel))  # noqa: E731
+    await api.wait_until(over, within=90)
+    assert _persona_posts(api, thread)  # Bob's debate ran in its thread
+
+
 def _persona_posts(api: FakeDiscordREST, thread: int) -> list[str]:
     """What the personas' webhooks show in the thread (their turns and stand-in lines), oldest first."""
     hooks = {h["id"] for h in api.webhooks.values()}

@@ -11,6 +11,8 @@ from simcord import ResponseMessage
 
 from adapters.delivery.outage import OutageLimits
 from adapters.discord.delivery import opening
+from adapters.discord.launch import Launcher
+from core.errors import AdmissionError
 from tests.adapters.discord.conftest import World
 
 
@@ -85,6 +87,43 @@ async def test_a_late_refusal_is_private_and_says_what_happened(
     assert "permission" not in told.content
     assert world.channel.threads == []
     assert await world.rt.store.list_debates(5) == []
+
+
+async def test_while_a_refusal_waits_for_discord_the_channel_is_free_for_another_start(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread cannot be opened: as the person is told (an answer that waits up to two minutes
+    for Discord, `until_discord_answers`), another start in that channel, through any worker, is
+    admitted. It used to be refused as busy: the refusal was said under the start's claim, held for
+    as long as Discord took to take it. (simcord runs one interaction at a time, so Bob's start is
+    asked of the store at the moment Alice's refusal begins.)"""
+    monkeypatch.setattr(opening, "OPENING_WAIT", OutageLimits(limit=1.0, first_probe=0.2, longest_probe=0.4))
+    world.env.inject_error(
+        "POST", "/channels/*/threads", status=500, code=0, message="Internal Server Error", times=None
+    )
+    admitted: list[bool] = []
+    refuse_late = Launcher._refuse_late
+
+    async def refuse_while_bob_starts(interaction: discord.Interaction, text: str, *, private: bool) -> None:
+        try:  # Bob, through any worker, as Alice's refusal waits for Discord
+            claim = await world.rt.admission.admit(
+                platform="discord", scope=str(world.guild.id), channel=str(world.channel.id), user="bob"
+            )
+        except AdmissionError:
+            admitted.append(False)
+        else:
+            admitted.append(True)
+            async with claim:
+                pass
+        await refuse_late(interaction, text, private=private)
+
+    monkeypatch.setattr(Launcher, "_refuse_late", staticmethod(refuse_while_bob_starts))
+    result = await world.start()
+
+    assert admitted == [True]
+    assert result.response is None  # the public "thinking…" reply was withdrawn
+    [told] = result.followups
+    assert told.ephemeral and told.content.startswith("Discord didn't answer when I opened"), told.content
 
 
 async def test_a_topics_markdown_is_shown_as_written(world: World) -> None:

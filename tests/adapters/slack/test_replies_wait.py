@@ -6,6 +6,7 @@ person with nothing)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from core.events import VotingClosed
 from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import ALICE, CHANNEL, Harness, open_harness
+from tests.adapters.slack.conftest import ALICE, BOB, CHANNEL, Harness, blocks_text, open_harness
 from tests.adapters.slack.interactive import block_actions, interact
 from tests.adapters.slack.test_ballot_buttons import BUTTONS, buttons, tie_open, vote_card
 from tests.adapters.slack.test_resume import TIE
@@ -40,20 +41,25 @@ async def test_a_refusal_said_while_slack_fails_reaches_the_person_once_it_is_ba
 
 @pytest.mark.slow
 async def test_a_slash_commands_answer_waits_for_slack_as_its_debate_starts(slack: Harness) -> None:
-    """Slack's Web API fails for 4 s and its response_urls for 10 s as `/debate <topic>` arrives: the
-    command is acknowledged in time ("Working on it…"), the opening card waits for Slack, and the
-    answer saying the debate starts follows through the response_url once Slack takes it, once."""
+    """Slack's Web API fails for 4 s and its response_urls for 15 s as `/debate <topic>` arrives: the
+    command is acknowledged in time ("Working on it…"), the opening card waits for Slack, the
+    debate goes on in its thread meanwhile, and the answer saying it started follows through the
+    response_url once Slack takes it, once."""
     await slack.mention("help")  # the app has been serving (Bolt has checked its token)
     await slack.told(ALICE)
     slack.api.down(4.0)
-    slack.api.responses_down(10.0)
-    back = time.monotonic() + 10.0
+    slack.api.responses_down(15.0)
+    back = time.monotonic() + 15.0
     reply = await slack.slash(TOPIC)
     assert reply.status == 200 and reply.body.get("text", "").startswith("⏳"), reply.body
+    await slack.api.wait_until(
+        lambda: len(slack.api.top_level(CHANNEL)) == 1 and slack.thread() != [], within=30
+    )
+    assert time.monotonic() < back  # the debate did not wait for its answer to be taken
     await slack.api.wait_until(lambda: slack.api.responses != [], within=40)
     assert time.monotonic() >= back
-    await slack.wait_running()
-    await slack.settle()
+    await slack.settle()  # the debate started before its answer was taken (it may have ended since)
+    await slack.only_debate_id()
     [answer] = [r["text"] for r in slack.api.responses]
     assert answer.startswith("Starting a debate on"), answer
     assert len(slack.api.top_level(CHANNEL)) == 1
@@ -81,3 +87,32 @@ async def test_a_button_vote_clicked_while_slack_fails_is_counted_and_confirmed_
         events = await slack.events(await slack.only_debate_id())
         [closed] = [e for e in events if isinstance(e, VotingClosed)]
         assert closed.human_tally == {"keep": 0, "replace": 1}
+
+
+@pytest.mark.parametrize("seconds", [5.0, pytest.param(30.0, marks=pytest.mark.slow)])
+async def test_a_refusal_waiting_for_slack_keeps_no_one_else_from_starting_in_the_channel(
+    tmp_path: Path, api: FakeSlack, seconds: float
+) -> None:
+    """Slack fails as Alice, still in her cooldown, asks for a debate; Bob asks in the same channel a
+    moment later. Once Slack is back Alice is told why, once, and Bob's debate runs there: he used
+    to be told the channel was busy, as Alice's refusal held its start until Slack took it."""
+    async with open_harness(tmp_path, api, limits={"user_cooldown": 600}) as slack:
+        await slack.mention("debate Tabs or spaces? humans=off", channel="COTHER")  # her cooldown runs
+        await slack.wait_running("COTHER")
+        told_before = len(slack.ephemerals_to(ALICE))
+        api.down(seconds)
+        back = time.monotonic() + seconds
+        await slack.mention(f"debate {TOPIC}")
+        await asyncio.sleep(0.5)  # Alice's refusal is waiting for Slack
+        await slack.mention("debate Should towns ban cars?", user=BOB)
+        await api.wait_until(lambda: len(slack.ephemerals_to(ALICE)) > told_before, within=seconds + 30)
+        assert time.monotonic() >= back
+        await api.wait_until(lambda: slack.running() is not None, within=30)  # Bob's card waits its turn
+        handle = await slack.wait_running()
+        await slack.settle()
+        [refusal] = slack.ephemerals_to(ALICE)[told_before:]  # told once
+        assert "You started a debate moments ago" in refusal, refusal
+        assert slack.ephemerals_to(BOB) == []  # not told the channel was busy: the card is his answer
+        [card] = api.top_level(CHANNEL)
+        assert "Should towns ban cars?" in blocks_text(card)
+        assert handle.spec.topic == "Should towns ban cars?"
