@@ -43,17 +43,19 @@ async def stop_running(
     says once that the stop waits for the database, and that it was not kept if that outlasts
     `storage.outage_limit`."""
     limits = manager.settings.storage
-    waiting = Waiting(lambda: tell(stop_waits(limits)))
-    try:
-        record = await outlasting(find, limits, waiting)
-        if record is None:
-            return StopOutcome("nothing_running")
-        refusal = await may_stop(record)
-        if refusal is not None:
-            return StopOutcome("refused", record, refusal)
-        log.info("debate %s: stop asked (%s)", record.id, reason)
-        # one path wherever it runs: a copy here that another worker took over is not the debate
-        answer = await manager.request_stop(record.id, reason, wait=STOP_WAIT, waiting=waiting)
-    except StoreGaveUp:
-        return StopOutcome("refused", refusal=stop_not_kept(limits))
+    # "it waits" is said beside the stop, which goes on as soon as the store is back: a platform
+    # failing as it is said holds the stop back no longer; the outcome is said after it
+    async with Waiting(lambda: tell(stop_waits(limits))) as waiting:
+        try:
+            record = await outlasting(find, limits, waiting)
+            if record is None:
+                return StopOutcome("nothing_running")
+            refusal = await may_stop(record)
+            if refusal is not None:
+                return StopOutcome("refused", record, refusal)
+            log.info("debate %s: stop asked (%s)", record.id, reason)
+            # one path wherever it runs: a copy here that another worker took over is not the debate
+            answer = await manager.request_stop(record.id, reason, wait=STOP_WAIT, waiting=waiting)
+        except StoreGaveUp:
+            return StopOutcome("refused", refusal=stop_not_kept(limits))
     return StopOutcome(answer, record)

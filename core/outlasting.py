@@ -12,6 +12,7 @@ is not sent again, so refused it was lost. Status, with nothing to keep, answers
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -26,16 +27,38 @@ T = TypeVar("T")
 
 
 class Waiting:
-    """Tells the person, once however many store calls their request makes, that it waits."""
+    """Tells the person, once however many store calls their request makes, that it waits.
+
+    The telling runs beside the request: a platform failing as it is said (a reply waits up to
+    minutes for it) does not hold the request back, so a Stop is applied once the store is back
+    even while the person cannot yet be told. Use it as `async with`: leaving waits for the telling,
+    so whatever the person is told next follows it (cancelled, it is cancelled too)."""
 
     def __init__(self, tell: Callable[[], Awaitable[None]]) -> None:
         self._tell = tell
-        self.told = False
+        self._telling: asyncio.Future[None] | None = None
+
+    @property
+    def told(self) -> bool:
+        return self._telling is not None
 
     async def __call__(self) -> None:
-        if not self.told:
-            self.told = True
-            await self._tell()
+        if self._telling is None:
+            self._telling = asyncio.ensure_future(self._tell())
+
+    async def __aenter__(self) -> Waiting:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if self._telling is None:
+            return
+        if kind is not None and issubclass(kind, asyncio.CancelledError):
+            self._telling.cancel()
+        if kind is None:
+            await self._telling  # a failure to tell is the caller's, as when it was said inline
+            return
+        with contextlib.suppress(Exception, asyncio.CancelledError):  # the failure in flight wins
+            await self._telling
 
 
 async def outlasting(

@@ -91,16 +91,17 @@ def register_ballot_buttons(app: AsyncApp, rt: Host) -> None:
                 what=f"a vote's answer to {user_id}",
             )
 
-        answer = await vote_by_button(
-            rt,
-            channel=channel,
-            thread_ts=message.get("thread_ts"),
-            user=user_id,
-            name=str(user.get("name") or user.get("username") or ""),
-            value=str(action.get("value") or ""),
-            remote=remote,
-            waiting=Waiting(lambda: say(vote_waits(rt.manager.settings.storage))),
-        )
-        await say(answer)
+        async with Waiting(lambda: say(vote_waits(rt.manager.settings.storage))) as waiting:
+            answer = await vote_by_button(
+                rt,
+                channel=channel,
+                thread_ts=message.get("thread_ts"),
+                user=user_id,
+                name=str(user.get("name") or user.get("username") or ""),
+                value=str(action.get("value") or ""),
+                remote=remote,
+                waiting=waiting,
+            )
+        await say(answer)  # after "it waits", if that was said
 
     app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(on_click)
