@@ -38,10 +38,6 @@ class Waiting:
         self._tell = tell
         self._telling: asyncio.Future[None] | None = None
 
-    @property
-    def told(self) -> bool:
-        return self._telling is not None
-
     async def __call__(self) -> None:
         if self._telling is None:
             self._telling = asyncio.ensure_future(self._tell())
@@ -52,11 +48,11 @@ class Waiting:
     async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
         if self._telling is None:
             return
-        if kind is not None and issubclass(kind, asyncio.CancelledError):
-            self._telling.cancel()
         if kind is None:
             await self._telling  # a failure to tell is the caller's, as when it was said inline
             return
+        if issubclass(kind, asyncio.CancelledError):
+            self._telling.cancel()
         with contextlib.suppress(Exception, asyncio.CancelledError):  # the failure in flight wins
             await self._telling
 
