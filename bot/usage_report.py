@@ -7,7 +7,7 @@ Each report is built once as plain rows, then shown either as a table that fits 
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from rich.console import RenderableType
@@ -143,9 +143,14 @@ async def load_recent(store: Store, *, days: int, limit: int) -> list[tuple[Deba
     return await readable_events(store, recent)
 
 
-def usage_report(debates: list[tuple[DebateRecord, list[Event]]], *, days: int) -> dict[str, Any]:
-    """The usage by UTC day, server/workspace, format and model, with a total, as plain data."""
-    since = (datetime.now(UTC) - timedelta(days=days - 1)).date()
+def usage_report(
+    debates: list[tuple[DebateRecord, list[Event]]], *, days: int, today: date | None = None
+) -> dict[str, Any]:
+    """The usage by UTC day, server/workspace, format and model, with a total, as plain data.
+
+    `today` (UTC) ends the window; it is the clock's unless given, so a report made around
+    midnight can name the day it was asked for."""
+    since = (today or datetime.now(UTC).date()) - timedelta(days=days - 1)
     rows = tally(debates, since=since)
     total = TokenUsage()
     for totals in rows.values():
@@ -185,9 +190,13 @@ def _usage_cells(row: dict[str, Any], cost_usd: float) -> list[str]:
 
 
 def usage_table(
-    debates: list[tuple[DebateRecord, list[Event]]], *, days: int, width: int = WIDE
+    debates: list[tuple[DebateRecord, list[Event]]],
+    *,
+    days: int,
+    width: int = WIDE,
+    today: date | None = None,
 ) -> RenderableType | None:
-    report = usage_report(debates, days=days)
+    report = usage_report(debates, days=days, today=today)
     if not report["rows"]:
         return None
     rows = [

@@ -69,9 +69,10 @@ def test_usage_is_grouped_by_day_place_format_and_model() -> None:
 
 
 def test_the_report_has_a_total_row() -> None:
-    now = turn(1, SONNET, 0.25).model_copy(update={"at": datetime.now(UTC)})
+    at = datetime.now(UTC)
+    now = turn(1, SONNET, 0.25).model_copy(update={"at": at})
     debates: list[tuple[DebateRecord, list[Event]]] = [(record("d1", "arena", "terminal", ""), [now])]
-    table = usage_table(debates, days=1)
+    table = usage_table(debates, days=1, today=at.date())
     assert isinstance(table, Table)  # wide enough for every column: a plain table
     cost = table.columns[-1]
     assert str(list(cost.cells)[-1]) == "$0.2500"
