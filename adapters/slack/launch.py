@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from weakref import WeakValueDictionary
 
 from slack_sdk.errors import SlackApiError
@@ -56,6 +56,16 @@ log = logging.getLogger(__name__)
 CHECK_TIMEOUT = 2.0  # seconds for the permission check (user groups) before a start is refused
 LOCK_TIMEOUT = 2.0  # seconds to wait for another start in the same channel
 RESUME_WAIT = 30.0  # seconds a start waits for the debates being resumed after a restart
+
+
+@dataclass(frozen=True)
+class Launched:
+    card_ts: str  # the opening card: its thread holds the debate
+
+
+@dataclass(frozen=True)
+class Refusal:
+    text: str  # what the person who asked is told
 
 
 class Launcher:
@@ -109,33 +119,34 @@ class Launcher:
             await replies.say(messages.BUSY)
             return
         try:
-            refusal = await self._admit_and_launch(request, spec, attachments, bot_user_id)
+            outcome = await self._admit_and_launch(request, spec, attachments, bot_user_id)
         finally:
             lock.release()
         # said with the channel free again (or its debate running), however long Slack takes
-        if refusal is None:
-            await replies.confirm(messages.starting(spec.topic))
-        else:
-            await replies.say(refusal)
+        if isinstance(outcome, Refusal):
+            await replies.say(outcome.text)
+            return
+        await point_back(self.client, request, spec.topic, outcome.card_ts)  # asked in a thread: link it
+        await replies.confirm(messages.starting(spec.topic))
 
     async def _admit_and_launch(
         self, request: Request, spec: DebateSpec, attachments: Attachments, bot_user_id: str | None
-    ) -> str | None:
-        """Claim the channel, read the documents and launch: None once the debate started, or why
-        not. The caller answers the person once the channel's lock is let go, so an answer waiting
-        for Slack to take it keeps no other start in the channel waiting (or told it is busy)."""
+    ) -> Launched | Refusal:
+        """Claim the channel, read the documents and launch: where the debate runs, or why not. The
+        caller answers the person once the channel's lock is let go, so an answer waiting for Slack
+        to take it keeps no other start in the channel waiting (or told it is busy)."""
         try:  # claimed in the store: every worker counts the same starts, one claim per channel
             claim = await self.rt.admission.admit(
                 platform=PLATFORM, scope=request.team, channel=request.channel, user=request.user
             )
         except DebateError as exc:  # AdmissionError, or the store could not answer
-            return messages.refusal(why_not_started(exc))
+            return Refusal(messages.refusal(why_not_started(exc)))
         async with claim:  # released (cooldown given back) unless the debate starts
             if attachments:
                 try:
                     spec = await self._read_documents(spec, attachments)
                 except (DebateError, AttachmentError) as exc:
-                    return messages.refusal(str(exc))
+                    return Refusal(messages.refusal(str(exc)))
             return await self._launch(request, spec, bot_user_id, claim)
 
     def _takes_documents(self, command: Start, field: str = "documents") -> bool:
@@ -181,17 +192,17 @@ class Launcher:
 
     async def _launch(
         self, request: Request, spec: DebateSpec, bot_user_id: str | None, claim: Claim
-    ) -> str | None:
-        """Post the opening card (so the thread exists), then start the debate into it: None, or
-        why it did not start."""
+    ) -> Launched | Refusal:
+        """Post the opening card (so the thread exists), then start the debate into it: where it
+        runs, or why it did not start."""
         text, blocks = pending_card(spec.topic, spec.format)
         try:
             thread_ts = await post_opening(self.client, request.channel, text, blocks)
         except SlackApiError as exc:
             said = messages.no_answer if ambiguous(exc) else messages.cannot_post
-            return said(api_error(exc))
+            return Refusal(said(api_error(exc)))
         except NETWORK_ERRORS as exc:
-            return messages.no_answer(type(exc).__name__)
+            return Refusal(messages.no_answer(type(exc).__name__))
         sink = SlackSink(
             self.client,
             channel=request.channel,
@@ -217,13 +228,12 @@ class Launcher:
             handle = await self.rt.manager.start(spec, sink, binding=binding, claim=claim.key, values=values)
         except DebateError as exc:
             await self._withdraw_card(request.channel, thread_ts, why_not_started(exc))
-            return messages.could_not_start(why_not_started(exc))
+            return Refusal(messages.could_not_start(why_not_started(exc)))
         claim.started()
         self.desk.track(sink)
         sink.attach(handle, self.desk.forget)
         self.results.follow(handle, sink)
-        await point_back(self.client, request, spec.topic, thread_ts)  # asked in a thread: link it
-        return None
+        return Launched(card_ts=thread_ts)
 
     async def _withdraw_card(self, channel: str, ts: str, why: str) -> None:
         text = messages.could_not_start(why)

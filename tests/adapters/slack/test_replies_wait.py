@@ -12,10 +12,20 @@ from pathlib import Path
 
 import pytest
 
+from adapters.slack.delivery.pointers import pointer_text
+from core.admission import already_running
 from core.events import VotingClosed
 from testkit.slack_api import FakeSlack
 from tests.adapters.slack.clocks import HeldClock
-from tests.adapters.slack.conftest import ALICE, BOB, CHANNEL, Harness, blocks_text, open_harness
+from tests.adapters.slack.conftest import (
+    ALICE,
+    BOB,
+    CHANNEL,
+    SLOW_FIRST_TURN,
+    Harness,
+    blocks_text,
+    open_harness,
+)
 from tests.adapters.slack.interactive import block_actions, interact
 from tests.adapters.slack.test_ballot_buttons import BUTTONS, buttons, tie_open, vote_card
 from tests.adapters.slack.test_resume import TIE
@@ -116,3 +126,37 @@ async def test_a_refusal_waiting_for_slack_keeps_no_one_else_from_starting_in_th
         [card] = api.top_level(CHANNEL)
         assert "Should towns ban cars?" in blocks_text(card)
         assert handle.spec.topic == "Should towns ban cars?"
+
+
+@pytest.mark.parametrize("seconds", [5.0, pytest.param(30.0, marks=pytest.mark.slow)])
+async def test_the_link_back_to_a_debate_asked_for_in_a_thread_waits_for_slack(
+    tmp_path: Path, api: FakeSlack, seconds: float
+) -> None:
+    """Alice asks for a debate inside a thread; Slack fails every post to that thread for a while,
+    the link back to the debate included. The debate is under way in its own thread meanwhile, Bob's
+    start in the channel is told a debate runs there (not that one is being set up), and the link
+    reaches Alice's thread once Slack is back, once. It used to be dropped after slack_sdk's own
+    retries, with the channel's start lock held while they ran."""
+    asked_in = "1700000000.000500"
+    clock = HeldClock(hold=5)
+    async with open_harness(tmp_path, api, script=SLOW_FIRST_TURN, clock=clock) as slack:
+        api.fail_next(
+            "chat.postMessage",
+            status=500,
+            error="internal_error",
+            when=lambda args: args.get("thread_ts") == asked_in,
+            for_seconds=seconds,
+        )
+        back = time.monotonic() + seconds
+        await slack.mention(f"debate {TOPIC}", thread_ts=asked_in)
+        await api.wait_until(lambda: clock.waiting == 1, within=30)  # the first turn is being spoken
+        await slack.mention("debate Should towns ban cars?", user=BOB)
+        assert await slack.told(BOB) == "🚫 " + already_running(TOPIC)
+        assert time.monotonic() < back
+        await api.wait_until(lambda: api.thread(CHANNEL, asked_in) != [], within=seconds + 30)
+        assert time.monotonic() >= back
+        await clock.release()
+        await slack.settle()
+        [link] = api.thread(CHANNEL, asked_in)  # once
+        assert link["text"] == pointer_text(TOPIC, CHANNEL, slack.opening()["ts"])
+        assert slack.thread()[-1]["text"].startswith("The end")
