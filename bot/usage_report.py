@@ -148,8 +148,8 @@ def usage_report(
 ) -> dict[str, Any]:
     """The usage by UTC day, server/workspace, format and model, with a total, as plain data.
 
-    `today` (UTC) ends the window; it is the clock's unless given, so a report made around
-    midnight can name the day it was asked for."""
+    `today` (UTC) is the window's last day: the clock's, unless the caller fixes it (its events'
+    day, when a run may cross midnight between making them and asking)."""
     since = (today or datetime.now(UTC).date()) - timedelta(days=days - 1)
     rows = tally(debates, since=since)
     total = TokenUsage()
