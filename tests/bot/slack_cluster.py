@@ -11,6 +11,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -168,6 +169,16 @@ async def running_card(api: FakeSlack, channel: str) -> dict[str, Any]:
     card = dict(api.top_level(channel)[0])
     card["channel"] = channel
     return card
+
+
+async def quiet(api: FakeSlack, seconds: float = 1.0, within: float = 30.0) -> None:
+    """Wait until no Web API call has reached the fake for `seconds`. A worker frozen (SIGSTOP) then
+    has no request in hand: one frozen as it sent a call (the fence asked, the bytes not yet written)
+    sends it as it wakes, and no process can take back a request it had begun."""
+    deadline = time.monotonic() + within
+    while not api.calls or time.monotonic() - api.calls[-1].at < seconds:
+        assert time.monotonic() < deadline, f"Slack was never quiet for {seconds} s"
+        await asyncio.sleep(0.1)
 
 
 OWNER = (  # a debate's owner, once the debate is stored with its thread (its card's clicks find it)

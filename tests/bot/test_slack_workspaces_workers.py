@@ -32,6 +32,8 @@ from tests.bot.slack_cluster import (
     LONG_TURNS,
     Worker,
     owner_and_other,
+    quiet,
+    running_card,
     running_workers,
     status_of,
     worker_env,
@@ -131,12 +133,14 @@ async def test_a_removal_while_the_debates_worker_is_frozen_ends_it_and_the_woke
 ) -> None:
     """The worker running the workspace's debate is frozen (SIGSTOP) when Slack tells the other that
     the workspace removed Rostra: the debate ends all the same, and the frozen worker, woken, posts
-    nothing more there."""
+    nothing more there. It is frozen while it sends nothing (`quiet`): a request it had begun would
+    still reach Slack as it wakes, which no fence can take back."""
     first, second = workers
     await _install(api, first, second)
     await second.event(json.dumps(second_mention(f"debate {TOPIC}")))
-    await api.wait_until(lambda: len(_cards(api)) == 1, within=30)
+    await running_card(api, CHANNEL2)
     owner, other = await owner_and_other([first, second], storage_url, TOPIC)
+    await quiet(api)  # its first turn takes a minute: nothing is being sent as it freezes
     freeze(owner.process, storage_url)
     try:
         uninstalled: dict[str, Any] = {"type": "app_uninstalled", "event_ts": "1.5"}
