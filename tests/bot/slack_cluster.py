@@ -175,10 +175,7 @@ async def quiet(api: FakeSlack, seconds: float = 1.0, within: float = 30.0) -> N
     """Wait until no Web API call has reached the fake for `seconds`. A worker frozen (SIGSTOP) then
     has no request in hand: one frozen as it sent a call (the fence asked, the bytes not yet written)
     sends it as it wakes, and no process can take back a request it had begun."""
-    deadline = time.monotonic() + within
-    while not api.calls or time.monotonic() - api.calls[-1].at < seconds:
-        assert time.monotonic() < deadline, f"Slack was never quiet for {seconds} s"
-        await asyncio.sleep(0.1)
+    await api.wait_until(lambda: bool(api.calls) and time.monotonic() - api.calls[-1].at >= seconds, within)
 
 
 OWNER = (  # a debate's owner, once the debate is stored with its thread (its card's clicks find it)
