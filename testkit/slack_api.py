@@ -213,6 +213,16 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
             if k[0] == channel and self.messages[k].get("thread_ts") == thread_ts and k not in self.deleted
         ]
 
+    def person_says(self, channel: str, user: str, text: str, *, thread_ts: str | None = None) -> str:
+        """A person's message, as Slack would store it (send any event separately); its ts."""
+        ts = self._ts()
+        message: dict[str, Any] = {"type": "message", "user": user, "text": text, "ts": ts}
+        if thread_ts:
+            message["thread_ts"] = thread_ts
+        self.messages[(channel, ts)] = message
+        self.order.append((channel, ts))
+        return ts
+
     def react(self, channel: str, ts: str, name: str, user: str, *, added: bool = True) -> None:
         """A person's reaction, as Slack would store it (send the event separately)."""
         users = self.reactions.setdefault((channel, ts), {}).setdefault(name, [])

@@ -207,7 +207,7 @@ class Harness:
         return handle
 
     def opening(self, channel: str = CHANNEL) -> dict[str, Any]:
-        (card,) = self.api.top_level(channel)
+        (card,) = [m for m in self.api.top_level(channel) if m.get("bot_id")]  # people's are not cards
         return card
 
     def thread(self, channel: str = CHANNEL) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from adapters.slack.ballots.windows import with_platform_window
 from adapters.slack.controls.transcripts import PLATFORM
 from adapters.slack.delivery.desk import SlackDesk
 from adapters.slack.delivery.failures import ambiguous, api_error
-from adapters.slack.delivery.opening import post_opening
+from adapters.slack.delivery.opening import post_marked
 from adapters.slack.delivery.pointers import point_back
 from adapters.slack.delivery.sink import NETWORK_ERRORS, SlackSink
 from adapters.slack.errors import PermissionCheckError
@@ -197,7 +197,7 @@ class Launcher:
         runs, or why it did not start."""
         text, blocks = pending_card(spec.topic, spec.format)
         try:
-            thread_ts = await post_opening(self.client, request.channel, text, blocks)
+            thread_ts = await post_marked(self.client, request.channel, text, blocks)
         except SlackApiError as exc:
             said = messages.no_answer if ambiguous(exc) else messages.cannot_post
             return Refusal(said(api_error(exc)))

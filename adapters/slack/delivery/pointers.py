@@ -3,12 +3,19 @@ the thread it was asked in gets a reply pointing to it."""
 
 from __future__ import annotations
 
+import logging
+
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.delivery.failures import NETWORK_ERRORS
+from adapters.slack.delivery.opening import InThread, post_marked
 from adapters.slack.inbound.home.blocks import thread_link
-from adapters.slack.inbound.replies import until_slack_answers
+from adapters.slack.inbound.replies import REPLY_WAIT
 from adapters.slack.inbound.requests import Request
 from adapters.slack.render.text import escape
+
+log = logging.getLogger(__name__)
 
 
 def pointer_text(topic: str, channel: str, card_ts: str) -> str:
@@ -17,17 +24,20 @@ def pointer_text(topic: str, channel: str, card_ts: str) -> str:
 
 async def point_back(client: AsyncWebClient, request: Request, topic: str, card_ts: str) -> None:
     """Reply in the thread the request came from (if it came from one) with a link to the debate,
-    waiting Slack out as a reply to the person does (`until_slack_answers`): a try Slack failed
-    may have landed, so at worst the link is there twice."""
+    waiting Slack out as a reply to the person does (`REPLY_WAIT`). The link carries a marker, as
+    the opening card does: one whose answer was lost is found in the thread (among its replies
+    since the card) rather than posted twice."""
     if not request.thread_ts:
         return
-    await until_slack_answers(
-        lambda: client.chat_postMessage(
-            channel=request.channel,
-            thread_ts=request.thread_ts,
-            text=pointer_text(topic, request.channel, card_ts),
-            parse="none",
-            unfurl_links=False,
-        ),
-        what=f"the link from the thread {request.thread_ts} to its debate",
-    )
+    what = f"the link from the thread {request.thread_ts} to its debate"
+    try:
+        await post_marked(
+            client,
+            request.channel,
+            pointer_text(topic, request.channel, card_ts),
+            thread=InThread(request.thread_ts, after=card_ts),
+            limits=REPLY_WAIT,
+            what=what,
+        )
+    except (SlackApiError, *NETWORK_ERRORS) as exc:
+        log.warning("could not send %s: %r", what, exc)

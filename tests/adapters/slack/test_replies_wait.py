@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from adapters.slack.delivery.pointers import pointer_text
+from adapters.slack.inbound.replies import REPLY_WAIT
 from core.admission import already_running
 from core.events import VotingClosed
-from testkit.slack_api import FakeSlack
+from testkit.slack_api import DROP_AFTER, FakeSlack
 from tests.adapters.slack.clocks import HeldClock
 from tests.adapters.slack.conftest import (
     ALICE,
@@ -137,7 +138,7 @@ async def test_the_link_back_to_a_debate_asked_for_in_a_thread_waits_for_slack(
     start in the channel is told a debate runs there (not that one is being set up), and the link
     reaches Alice's thread once Slack is back, once. It used to be dropped after slack_sdk's own
     retries, with the channel's start lock held while they ran."""
-    asked_in = "1700000000.000500"
+    asked_in = api.person_says(CHANNEL, ALICE, "What about the cars in town?")
     clock = HeldClock(hold=5)
     async with open_harness(tmp_path, api, script=SLOW_FIRST_TURN, clock=clock) as slack:
         api.fail_next(
@@ -160,3 +161,25 @@ async def test_the_link_back_to_a_debate_asked_for_in_a_thread_waits_for_slack(
         [link] = api.thread(CHANNEL, asked_in)  # once
         assert link["text"] == pointer_text(TOPIC, CHANNEL, slack.opening()["ts"])
         assert slack.thread()[-1]["text"].startswith("The end")
+
+
+async def test_a_link_back_whose_answer_was_lost_is_found_in_the_thread_not_posted_again(
+    tmp_path: Path, api: FakeSlack
+) -> None:
+    """Slack posts the link in Alice's thread but its answer is lost (the connection drops): the
+    thread is read back, the link is found there and is not posted a second time (a reply waiting
+    Slack out used to post it again)."""
+    asked_in = api.person_says(CHANNEL, ALICE, "What about the cars in town?")
+    async with open_harness(tmp_path, api) as slack:
+        api.fail_next(
+            "chat.postMessage", status=DROP_AFTER, when=lambda args: args.get("thread_ts") == asked_in
+        )
+        await slack.mention(f"debate {TOPIC}", thread_ts=asked_in)
+        await slack.wait_running()
+        await slack.settle()
+        await asyncio.sleep(REPLY_WAIT.first_probe + 1)  # past the time a second try would be made
+        [link] = api.thread(CHANNEL, asked_in)  # the one that landed, found again
+        assert link["text"] == pointer_text(TOPIC, CHANNEL, slack.opening()["ts"])
+        assert len([c for c in api.calls_to("chat.postMessage") if c.args.get("thread_ts") == asked_in]) == 1
+        assert slack.thread()[-1]["text"].startswith("The end")
+        assert slack.ephemerals_to(ALICE) == []
