@@ -493,11 +493,11 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
         return {"ok": True, "file": dict(shared[0])}
 
     def _files_list(self, a: dict[str, Any]) -> dict[str, Any]:
-        channel = a.get("channel")
+        channel, since = a.get("channel"), int(a.get("ts_from") or 0)
         found = [
             {"id": file_id, "name": f["filename"], "title": f.get("title"), "channels": [f["channel"]]}
             for file_id, f in reversed(self.files.items())
-            if f.get("shared") and (channel is None or f.get("channel") == channel)
+            if f.get("shared") and (channel is None or f.get("channel") == channel) and f["created"] >= since
         ]
         return {"ok": True, "files": found[: int(a.get("count", 100))]}
 
@@ -509,6 +509,7 @@ class FakeSlack(FakeServer[Call], SlackViews, SlackInstalls):
             "filename": a.get("filename"),
             "length": int(a.get("length", 0)),
             "alt_txt": a.get("alt_txt"),
+            "created": int(time.time()),
         }
         return {"ok": True, "upload_url": f"{self.root}/upload/{file_id}", "file_id": file_id}
 

@@ -14,15 +14,12 @@ import contextlib
 import logging
 from functools import partial
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
 from adapters.once import first_delivery
 from adapters.slack.access import StopPolicy
 from adapters.slack.controls.transcripts import PLATFORM, attach_transcript, find_record, thread_link
-from adapters.slack.delivery.failures import api_error
-from adapters.slack.delivery.sink import NETWORK_ERRORS
 from adapters.slack.errors import PermissionCheckError
 from adapters.slack.inbound.replies import Replies
 from adapters.slack.inbound.requests import Request
@@ -100,12 +97,10 @@ class Controls:
             await replies.say(messages.transcript_recent(record.id, record.topic, link, minutes))
             return
         await replies.confirm(messages.preparing_transcript(record.id))
-        try:
-            await attach_transcript(self.rt, self.client, record)
-        except (SlackApiError, *NETWORK_ERRORS) as exc:
+        failed = await attach_transcript(self.rt, self.client, record)  # waits Slack out
+        if failed is not None:
             with contextlib.suppress(StoreError):  # not attached: the next ask tries again
                 await self.rt.store.forget_delivery(window)
-            reason = api_error(exc) if isinstance(exc, SlackApiError) else type(exc).__name__
-            await replies.say(messages.transcript_failed(reason))
+            await replies.say(messages.transcript_failed(failed))
             return
         await replies.say(messages.transcript_attached(record.id, record.topic))

@@ -4,16 +4,23 @@ asking 25 times posts one pair of files, the later asks are pointed to the earli
 
 from __future__ import annotations
 
-from slack_sdk.errors import SlackClientError
+import time
+
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.host import Host
-from adapters.slack.delivery.files import upload_file
+from adapters.slack.delivery.failures import api_error
+from adapters.slack.delivery.files import upload_once
+from adapters.slack.inbound.replies import until_slack_answers
+from adapters.slack.render.ops import Upload
 from adapters.stored_debates import latest_debate, named_debate
 from adapters.transcript_files import transcript_files
 from core.ports import DebateRecord
 
 PLATFORM = "slack"
+CLOCK_SKEW = 60.0
+"""Seconds Slack's clock may be behind this machine's, when files shared since an ask are looked for."""
 
 
 async def find_record(rt: Host, *, team: str, channel: str, debate_id: str | None) -> DebateRecord | None:
@@ -32,20 +39,31 @@ async def find_record(rt: Host, *, team: str, channel: str, debate_id: str | Non
     return await latest_debate(rt, platform=PLATFORM, scope=team, channel=channel)
 
 
-async def attach_transcript(rt: Host, client: AsyncWebClient, record: DebateRecord) -> None:
+async def attach_transcript(rt: Host, client: AsyncWebClient, record: DebateRecord) -> str | None:
     """Upload the transcript into the debate's thread (or its channel): the Markdown, then the page
-    to share beside it (adapters/transcript_files.py), one upload each. Raises Slack errors."""
+    to share beside it (adapters/transcript_files.py), one upload each. While Slack fails, each
+    waits it out as a reply to the person does (up to `REPLY_WAIT`); one whose answer was lost is
+    looked for among the channel's files shared since the ask before it is uploaded again. None once
+    attached; else why not, in Slack's words."""
     where = await rt.store.binding_values(record.id)
-    channel = where.get("channel") or record.binding.channel
+    channel, thread_ts = where.get("channel") or record.binding.channel, where.get("thread_ts")
+    since = time.time() - CLOCK_SKEW  # an earlier transcript of the debate is older than the window
+    unsure: set[str] = set()  # files whose upload's answer was lost
     for file in await transcript_files(record, await rt.store.events(record.id)):
-        await upload_file(
-            client,
-            channel=channel,
-            thread_ts=where.get("thread_ts"),
-            content=file.content,
-            filename=file.filename,
-            title=file.title,
-        )
+        op = Upload(file.filename, file.content, file.title)
+        refused: list[str] = []
+
+        async def upload(op: Upload = op, refused: list[str] = refused) -> None:
+            reason = await upload_once(client, channel, thread_ts, op, unsure, since=since)
+            if reason is not None:
+                refused.append(reason)
+
+        failure = await until_slack_answers(upload, what=f"the transcript file {op.filename}")
+        if failure is not None:
+            return api_error(failure) if isinstance(failure, SlackApiError) else type(failure).__name__
+        if refused:
+            return refused[0]
+    return None
 
 
 async def thread_link(rt: Host, client: AsyncWebClient, record: DebateRecord) -> str | None:

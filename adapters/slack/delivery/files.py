@@ -70,13 +70,20 @@ async def _upload(
 
 
 async def upload_once(
-    client: AsyncWebClient, channel: str, thread_ts: str, op: Upload, unsure: set[str]
+    client: AsyncWebClient,
+    channel: str,
+    thread_ts: str | None,
+    op: Upload,
+    unsure: set[str],
+    *,
+    since: float | None = None,
 ) -> str | None:
     """Upload `op`'s file into the thread unless it is there already: None once it is up, else why
     Slack refused it. Slack failing is raised (ReadBackDeferred when it cannot say whether a lost
-    upload was shared); `unsure` holds the files whose last upload's answer was lost."""
+    upload was shared); `unsure` holds the files whose last upload's answer was lost, looked for
+    among the channel's files (those shared since `since`, a Unix time, if given)."""
     if op.filename in unsure:
-        shared = await shared_already(client, channel=channel, filename=op.filename)
+        shared = await shared_already(client, channel=channel, filename=op.filename, since=since)
         if shared is None:
             raise ReadBackDeferred(f"could not look for {op.filename} among the channel's files now")
         unsure.discard(op.filename)
@@ -120,14 +127,18 @@ def shared_unsure(exc: BaseException) -> bool:
     return not isinstance(exc, SlackRequestError)
 
 
-async def shared_already(client: AsyncWebClient, *, channel: str, filename: str) -> bool | None:
-    """Whether a file named `filename` is shared in `channel` (the newest files; Rostra's file names
-    are the debate's own); None when Slack cannot say now (it is failing, or the budget is spent).
-    Refused the look (no `files:read`, say), it counts as not shared: uploaded again, it shows."""
+async def shared_already(
+    client: AsyncWebClient, *, channel: str, filename: str, since: float | None = None
+) -> bool | None:
+    """Whether a file named `filename` is shared in `channel` (the newest files, or those since
+    `since`; Rostra's file names are the debate's own); None when Slack cannot say now (it is
+    failing, or the budget is spent). Refused the look (no `files:read`, say), it counts as not
+    shared: uploaded again, it shows."""
     if not rates_of(client)["files.list"].try_take(spare=0.0):
         return None
+    after = None if since is None else str(int(since))
     try:
-        response = await client.files_list(channel=channel, count=LOOK_BACK_FILES)
+        response = await client.files_list(channel=channel, count=LOOK_BACK_FILES, ts_from=after)
     except (SlackApiError, *NETWORK_ERRORS) as exc:
         log.warning("could not look for %s among the channel's files: %r", filename, exc)
         return None if slack_down(exc) else False

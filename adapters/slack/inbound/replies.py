@@ -22,7 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook import WebhookResponse
 
 from adapters.delivery.outage import OutageLimits
-from adapters.slack.delivery.failures import NETWORK_ERRORS, ambiguous
+from adapters.slack.delivery.failures import NETWORK_ERRORS, ReadBackDeferred, slack_down
 from adapters.slack.inbound.requests import Request
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,8 @@ class NotTaken(Exception):
 
 
 async def until_slack_answers(send: Callable[[], Awaitable[object]], *, what: str) -> Exception | None:
-    """`send()`, tried again while Slack does not answer it, for up to `REPLY_WAIT.limit` seconds.
+    """`send()`, tried again while Slack does not answer it (or cannot say yet whether an upload
+    whose answer was lost went through: ReadBackDeferred), for up to `REPLY_WAIT.limit` seconds.
     None once Slack took it; else the refusal, or Slack's last failure, logged (a reply is never
     worth more than that)."""
     limits = REPLY_WAIT
@@ -49,8 +50,8 @@ async def until_slack_answers(send: Callable[[], Awaitable[object]], *, what: st
         try:
             await send()
             return None
-        except (*NETWORK_ERRORS, NotTaken) as exc:
-            if not (isinstance(exc, NotTaken) or ambiguous(exc)) or time.monotonic() + probe > give_up:
+        except (*NETWORK_ERRORS, NotTaken, ReadBackDeferred) as exc:
+            if not (isinstance(exc, NotTaken) or slack_down(exc)) or time.monotonic() + probe > give_up:
                 log.warning("could not send %s: %r", what, exc)
                 return exc
             log.warning("Slack did not take %s (%r); trying again in %.0f s", what, exc, probe)
