@@ -34,6 +34,7 @@ class Reply:
     ephemeral: bool
     components: list[dict[str, Any]] = field(default_factory=list)
     loading: bool = False  # a "thinking…" defer not yet completed
+    files: list[str] = field(default_factory=list)  # the attachments' file names
 
     def custom_ids(self) -> list[str]:
         return [
@@ -233,6 +234,7 @@ class Interactions:
             deferred.loading = False
             deferred.content = str(body.get("content") or "")
             deferred.components = list(body.get("components") or [])
+            deferred.files = _file_names(body)
             self._publish(asked, deferred)
             return 200, self._message_json(asked, deferred)
         ephemeral = bool(int(body.get("flags") or 0) & EPHEMERAL)
@@ -255,6 +257,8 @@ class Interactions:
                 reply.content = str(body.get("content") or "")
             if "components" in body:
                 reply.components = list(body.get("components") or [])
+            if "attachments" in body:  # the kept and the new ones
+                reply.files = _file_names(body)
             reply.loading = False
             self._publish(asked, reply)
         elif method == "DELETE":
@@ -269,6 +273,7 @@ class Interactions:
             ephemeral,
             list(data.get("components") or []),
             loading=loading,
+            files=_file_names(data),
         )
         asked.replies.append(reply)
         if not loading:
@@ -334,3 +339,8 @@ def _command(given: dict[str, Any]) -> dict[str, Any]:
         "dm_permission": True,
         "nsfw": False,
     }
+
+
+def _file_names(body: dict[str, Any]) -> list[str]:
+    """The names of the files a message body attaches (multipart parts, or attachments kept)."""
+    return [str(a.get("filename") or "") for a in body.get("attachments") or []]

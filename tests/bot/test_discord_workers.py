@@ -724,6 +724,30 @@ async def test_the_start_card_refused_by_discord_for_30_s_shows_once_it_is_back_
     assert sum("Debate over" in t for t in shown) == 1, shown
 
 
+async def test_a_transcript_asked_for_while_discord_fails_30_s_reaches_the_person_once_it_is_back(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int
+) -> None:
+    """Bob asks for a debate's transcript as Discord starts answering 502 to the interaction's
+    follow-ups and edits for 30 s: once Discord is back the Markdown and the page reach him, as the
+    one answer to his ask (it used to give up after discord.py's own tries and tell him Discord had
+    stopped answering)."""
+    worker = await workers()
+    await _start(api, worker, channel, ALICE)
+    over = lambda: any("Debate over" in m["content"] for m in api.in_channel(channel))  # noqa: E731
+    await api.wait_until(over, within=90)
+    back = time.monotonic() + 30.0
+    api.fail("POST", rf"/webhooks/{APP_ID}/[^/]+", for_seconds=30.0)
+    api.fail("PATCH", rf"/webhooks/{APP_ID}/[^/]+/messages/@original", for_seconds=30.0)
+    asked = await worker.feed(
+        api.interactions.payload_for_slash(channel_id=channel, user=BOB, sub="transcript")
+    )
+    reply = await _answer(api, asked, within=120)
+    assert time.monotonic() >= back  # it waited Discord out
+    assert reply.ephemeral and reply.content.startswith("📜 Transcript of") and TOPIC in reply.content
+    assert [name.rsplit(".", 1)[-1] for name in reply.files] == ["md", "html"], reply.files
+    assert api.interactions.replies(asked) == [reply]  # one answer: "thinking…" completed
+
+
 async def test_a_refusal_waiting_for_discord_leaves_the_channel_to_a_start_through_the_other_worker(
     api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
 ) -> None:

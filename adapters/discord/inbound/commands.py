@@ -12,7 +12,7 @@ from discord import app_commands
 from adapters.card_text import HUMANS_CHOICES
 from adapters.discord.access import can_see, may_stop
 from adapters.discord.delivery.sender import NO_MENTIONS, embed_of
-from adapters.discord.inbound.answers import in_time, tell
+from adapters.discord.inbound.answers import in_time, tell, until_discord_answers
 from adapters.discord.launch import ORIGIN_KEY, PLATFORM, THREAD_KEY, Launcher, StartRequest
 from adapters.discord.render import messages
 from adapters.discord.render.cards import clip, personas_card
@@ -121,9 +121,20 @@ class DebateCommands:
             await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
             return
         made = await transcript_files(record, await self.rt.store.events(record.id))
-        files = [discord.File(io.BytesIO(f.content.encode("utf-8")), filename=f.filename) for f in made]
         caption = messages.transcript_caption(record.topic, record.id)
-        await interaction.followup.send(caption, files=files, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+        def files() -> list[discord.File]:  # each try sends them afresh
+            return [discord.File(io.BytesIO(f.content.encode("utf-8")), filename=f.filename) for f in made]
+
+        await until_discord_answers(  # Discord failing: tried again, as an edit of "thinking…"
+            lambda: interaction.followup.send(
+                caption, files=files(), ephemeral=True, allowed_mentions=NO_MENTIONS
+            ),
+            lambda: interaction.edit_original_response(
+                content=caption, attachments=files(), allowed_mentions=NO_MENTIONS
+            ),
+            what="a transcript",
+        )
 
     async def _stored(self, interaction: discord.Interaction, debate_id: str | None) -> DebateRecord | None:
         """The debate asked for (in this server only), else the latest one of this channel or thread."""
