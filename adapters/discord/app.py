@@ -18,7 +18,7 @@ from adapters.discord.controls import CardButton
 from adapters.discord.delivery.desk import DebateDesk
 from adapters.discord.delivery.sender import NO_MENTIONS
 from adapters.discord.delivery.webhooks import PersonaWebhooks
-from adapters.discord.inbound.answers import NOT_ANSWERING, tell, until_discord_answers
+from adapters.discord.inbound.answers import NOT_ANSWERING, tell
 from adapters.discord.inbound.commands import DebateCommands, build_group
 from adapters.discord.inbound.once import OnceTree
 from adapters.discord.launch import Launcher
@@ -161,7 +161,7 @@ class RostraBot(commands.Bot):
         cause = getattr(error, "original", error)  # what the command raised
         text = DISCORD_STOPPED_ANSWERING if isinstance(cause, NOT_ANSWERING) else OOPS
         try:
-            await until_discord_answers(lambda: tell(interaction, text), what="a failed command's answer")
+            await tell(interaction, text)  # a follow-up waits Discord out
         except (discord.HTTPException, *NOT_ANSWERING):
             log.warning("could not tell the person that /debate failed")
 

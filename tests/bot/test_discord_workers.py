@@ -748,6 +748,34 @@ async def test_a_transcript_asked_for_while_discord_fails_30_s_reaches_the_perso
     assert api.interactions.replies(asked) == [reply]  # one answer: "thinking…" completed
 
 
+async def test_a_stop_answered_while_discord_fails_30_s_is_said_once_it_is_back_not_as_a_failure(
+    api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
+) -> None:
+    """The debate's worker is frozen (SIGSTOP) and Alice stops the debate through the other worker as
+    Discord starts answering 502 to the interaction's follow-ups for 30 s: her answer follows
+    "thinking…" (the stop is left for the frozen owner), the other worker takes the debate over and
+    stops it meanwhile, and once Discord is back she is told her stop was taken (she used to be told
+    Discord had stopped answering and to try again, her stop long done)."""
+    a, b = await workers(), await workers()
+    await _start(api, a, channel, ALICE)
+    owner, other = await _owner(storage_url, [a, b])
+    freeze(owner.process, storage_url)
+    try:
+        back = time.monotonic() + 30.0
+        api.fail("POST", rf"/webhooks/{APP_ID}/[^/]+", for_seconds=30.0)
+        stop = api.interactions.payload_for_slash(channel_id=channel, user=ALICE, sub="stop")
+        asked = await other.feed(stop)
+        await _until_stopped(storage_url, 30, "the debate was never taken over and stopped")
+        stopped_at = time.monotonic()
+        reply = await _answer(api, asked, within=120)
+    finally:
+        wake(owner.process)
+    assert stopped_at < back <= time.monotonic()  # stopped while Discord failed; said once it was back
+    _asked_to_stop(reply)
+    assert api.interactions.asked[asked].deferred is not None  # (a follow-up: "thinking…" first)
+    assert api.interactions.replies(asked) == [reply]
+
+
 async def test_a_refusal_waiting_for_discord_leaves_the_channel_to_a_start_through_the_other_worker(
     api: FakeDiscordREST, workers: Callable[[], Awaitable[Worker]], channel: int, storage_url: str
 ) -> None:

@@ -2,8 +2,9 @@
 so work that may wait on the store (the database away) is deferred ("thinking…") past a moment and
 its answer follows up. A deferred answer may come for 15 minutes: one Discord does not take (a 5xx
 after discord.py's own five tries, no answer) is tried again until it does
-(`until_discord_answers`), so the person who asked is told once Discord is back instead of watching
-"thinking…" until it expires."""
+(`until_discord_answers`, which every follow-up `tell` sends goes through), so the person who asked
+is told once Discord is back instead of watching "thinking…" until it expires, or being told Discord
+stopped answering after what they asked for was done."""
 
 from __future__ import annotations
 
@@ -40,10 +41,14 @@ async def in_time(interaction: discord.Interaction[Any], work: Awaitable[T], pri
 
 
 async def tell(interaction: discord.Interaction[Any], text: str, view: discord.ui.View | None = None) -> None:
-    """The first answer, or the follow-up of a deferred one."""
+    """The first answer, or the follow-up of a deferred one, which waits Discord out
+    (`until_discord_answers`: a try Discord answered 5xx may have landed, so at worst it shows twice)."""
     extra: dict[str, Any] = {} if view is None else {"view": view}
     if interaction.response.is_done():
-        await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS, **extra)
+        await until_discord_answers(
+            lambda: interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS, **extra),
+            what="an answer",
+        )
     else:
         await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS, **extra)
 
