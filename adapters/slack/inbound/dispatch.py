@@ -29,7 +29,6 @@ from adapters.slack.inbound.commands import (
     Transcript,
     parse_command,
 )
-from adapters.slack.inbound.documents import Attachments
 from adapters.slack.inbound.people import bot_users_of
 from adapters.slack.inbound.replies import Replies
 from adapters.slack.inbound.requests import ReactionRequest, Request
@@ -40,7 +39,6 @@ from adapters.slack.resume import ask_bot_user_id, reattach_thread, resume_debat
 from core.clock import Clock
 from core.ports import DebateRecord
 from core.session import DebateHandle
-from core.spec import DebateSpec
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +128,6 @@ class SlackFrontEnd:
     def check(self, request: Request, command: Start) -> None:
         """Raise DebateError or AttachmentError when the request would be refused (nothing is fetched)."""
         self.launcher.checked(request, command)
-
-    def _checked(self, request: Request, command: Start) -> tuple[DebateSpec, Attachments]:
-        return self.launcher.checked(request, command)
 
     # --- after a restart ------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ def _check_every_input(front: SlackFrontEnd, limit: int) -> None:
             return  # another command (help, status, …) that a topic happened to spell
         request = Request(team="T1", channel="C1", user="U1", text=text, slash=slash)
         try:
-            spec, _ = front._checked(request, command)
+            spec, _ = front.launcher.checked(request, command)
         except DebateError as exc:
             _one_line(str(exc))
             return
