@@ -194,6 +194,7 @@ async def test_live_workers_are_counted_per_role_and_leave_when_closed(opener: O
     assert await a.live_workers("slack") == 1
 
 
+@pytest.mark.slow
 async def test_votes_relayed_while_the_owners_listener_is_down_with_3_s_left_are_all_counted(
     tmp_path: Path, postgres_url: str
 ) -> None:

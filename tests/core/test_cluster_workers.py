@@ -203,6 +203,7 @@ async def test_stop_and_status_from_the_worker_that_does_not_run_the_debate(
     assert "claimed" in await b.ask("admit", scope="T1", channel="C1", user="U2")  # the channel is free
 
 
+@pytest.mark.slow
 async def test_a_worker_killed_while_it_held_a_claim_and_a_debate(
     url: str, workers: Callable[[], Awaitable[Worker]]
 ) -> None:
@@ -247,6 +248,7 @@ async def test_a_worker_killed_while_it_held_a_claim_and_a_debate(
     assert await running_in(url) == [started]
 
 
+@pytest.mark.slow
 async def test_a_stop_asked_while_its_owner_lies_dead_is_applied_by_the_worker_that_takes_over(
     url: str, workers: Callable[[], Awaitable[Worker]]
 ) -> None:

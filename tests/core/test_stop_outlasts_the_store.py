@@ -40,7 +40,9 @@ async def _running(rt: Runtime, sink: RecordingSink) -> str:
     raise AssertionError("the people's window never opened")
 
 
-@pytest.mark.parametrize("outage_limit", [60.0, 1.0], ids=["back in time", "away too long"])
+@pytest.mark.parametrize(
+    "outage_limit", [pytest.param(60.0, marks=pytest.mark.slow), 1.0], ids=["back in time", "away too long"]
+)
 async def test_a_stop_asked_elsewhere_while_the_database_is_away(
     tmp_path: Path, url: str, outage_limit: float
 ) -> None:

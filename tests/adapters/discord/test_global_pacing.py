@@ -30,6 +30,7 @@ async def _burst(paced: bool) -> int:
         return len(lb.api.rate_limited)
 
 
+@pytest.mark.slow
 async def test_requests_paced_as_they_are_sent_meet_no_global_429(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(webhooks, "GLOBAL_LIMIT", (BOT_LIMIT[0] - 1, BOT_LIMIT[1]))  # the bot's margin
     assert await _burst(paced=True) == 0

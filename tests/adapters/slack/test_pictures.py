@@ -37,6 +37,7 @@ async def finished(slack: Harness) -> str:
     return handle.debate_id
 
 
+@pytest.mark.slow
 async def test_the_picture_follows_the_closing_card_into_the_thread(tmp_path: Path, api: FakeSlack) -> None:
     api.enforce_limits()
     async with open_harness(tmp_path, api) as slack:
@@ -111,6 +112,7 @@ async def test_pictures_off_posts_no_picture(tmp_path: Path, api: FakeSlack) -> 
 HOSTILE = '<img src=x onerror="alert(1)"> <script>alert(2)</script> [link](javascript:alert(3))'
 
 
+@pytest.mark.slow
 async def test_the_transcript_brings_the_page_beside_the_markdown(tmp_path: Path, api: FakeSlack) -> None:
     api.enforce_limits()
     script = {**SCRIPT, "proposition": [HOSTILE]}

@@ -76,6 +76,7 @@ async def test_a_slash_commands_answer_waits_for_slack_as_its_debate_starts(slac
     assert len(slack.api.top_level(CHANNEL)) == 1
 
 
+@pytest.mark.slow
 async def test_a_button_vote_clicked_while_slack_fails_is_counted_and_confirmed_once_it_is_back(
     tmp_path: Path, api: FakeSlack
 ) -> None:
@@ -100,7 +101,8 @@ async def test_a_button_vote_clicked_while_slack_fails_is_counted_and_confirmed_
         assert closed.human_tally == {"keep": 0, "replace": 1}
 
 
-@pytest.mark.parametrize("seconds", [5.0, pytest.param(30.0, marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("seconds", [5.0, 30.0])
 async def test_a_refusal_waiting_for_slack_keeps_no_one_else_from_starting_in_the_channel(
     tmp_path: Path, api: FakeSlack, seconds: float
 ) -> None:
@@ -129,7 +131,8 @@ async def test_a_refusal_waiting_for_slack_keeps_no_one_else_from_starting_in_th
         assert handle.spec.topic == "Should towns ban cars?"
 
 
-@pytest.mark.parametrize("seconds", [5.0, pytest.param(30.0, marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("seconds", [5.0, 30.0])
 async def test_the_link_back_to_a_debate_asked_for_in_a_thread_waits_for_slack(
     tmp_path: Path, api: FakeSlack, seconds: float
 ) -> None:

@@ -25,7 +25,7 @@ def transcripts(slack: Harness) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("seconds", [5.0, pytest.param(30.0, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("seconds", [1.0, pytest.param(30.0, marks=pytest.mark.slow)])
 async def test_a_transcript_asked_for_while_slack_fails_is_attached_once_slack_is_back(
     slack: Harness, seconds: float
 ) -> None:
