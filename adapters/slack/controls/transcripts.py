@@ -51,19 +51,28 @@ async def attach_transcript(rt: Host, client: AsyncWebClient, record: DebateReco
     unsure: set[str] = set()  # files whose upload's answer was lost
     for file in await transcript_files(record, await rt.store.events(record.id)):
         op = Upload(file.filename, file.content, file.title)
-        refused: list[str] = []
-
-        async def upload(op: Upload = op, refused: list[str] = refused) -> None:
-            reason = await upload_once(client, channel, thread_ts, op, unsure, since=since)
-            if reason is not None:
-                refused.append(reason)
-
-        failure = await until_slack_answers(upload, what=f"the transcript file {op.filename}")
-        if failure is not None:
-            return api_error(failure) if isinstance(failure, SlackApiError) else type(failure).__name__
-        if refused:
-            return refused[0]
+        failed = await _upload_waiting(client, channel, thread_ts, op, unsure, since)
+        if failed is not None:
+            return failed
     return None
+
+
+async def _upload_waiting(
+    client: AsyncWebClient, channel: str, thread_ts: str | None, op: Upload, unsure: set[str], since: float
+) -> str | None:
+    """One file, uploaded once while Slack fails (`until_slack_answers`): None once it is up, else why
+    not, in Slack's words."""
+    refused: list[str] = []
+
+    async def upload() -> None:
+        reason = await upload_once(client, channel, thread_ts, op, unsure, since=since)
+        if reason is not None:
+            refused.append(reason)
+
+    failure = await until_slack_answers(upload, what=f"the transcript file {op.filename}")
+    if failure is not None:
+        return api_error(failure) if isinstance(failure, SlackApiError) else type(failure).__name__
+    return refused[0] if refused else None
 
 
 async def thread_link(rt: Host, client: AsyncWebClient, record: DebateRecord) -> str | None:

@@ -5,11 +5,10 @@ The card is the first thing a start posts: its thread is where the debate lives.
 answer to that post is lost (a dropped connection, a 5xx), Slack may or may not have posted it. The
 card carries a marker in its metadata, as the sender's posts do (`markers.py`); the channel's
 newest messages (a thread's, for a reply) are read back for it, and a card that landed carries the
-debate. While Slack does
-not answer, the start waits it out with backoff (`OPENING_WAIT`) rather than failing the person who
-asked at Slack's first 500: the card is posted again only once a read-back shows it did not land,
-so at most one lands. One still not posted at the end is the caller's to report as Slack not
-answering (`ambiguous`), not as a channel without the bot.
+debate. While Slack does not answer, the start waits it out with backoff (`OPENING_WAIT`) rather
+than failing the person who asked at Slack's first 500: the card is posted again only once a
+read-back shows it did not land, so at most one lands. One still not posted at the end is the
+caller's to report as Slack not answering (`ambiguous`), not as a channel without the bot.
 """
 
 from __future__ import annotations
